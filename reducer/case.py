@@ -1,0 +1,249 @@
+"""The Case value (everything a pass may change) and crash.yaml: its schema, loading and dumping."""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import textwrap
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from reducer.errors import InputError
+
+DTYPES = ("float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool")
+KINDS = ("error", "signal", "timeout", "memory")
+MAX_DIM = 2**31 - 1
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    """One kernel input: its shape and dtype."""
+
+    shape: tuple[int, ...]
+    dtype: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"shape": list(self.shape), "dtype": self.dtype}
+
+
+@dataclass(frozen=True)
+class Expectation:
+    """What the failure must look like; `exact` when learned from a run rather than written by a user."""
+
+    kind: str
+    message: str = ""
+    where: str = ""
+    exact: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "message": self.message, "where": self.where}
+
+
+@dataclass(frozen=True)
+class Case:
+    """One compile problem: a Hybrid DSL function, its inputs, attrs, env and how to run the compiler."""
+
+    name: str
+    source: str
+    function: str
+    inputs: tuple[TensorSpec, ...]
+    attrs: dict[str, Any] = field(default_factory=dict)
+    env: dict[str, str] = field(default_factory=dict)
+    target: str = "cpu"
+    python: str | None = None
+    compiler: str | None = None
+    timeout: float = 60.0
+    memory: int = 4096
+    expect: Expectation | None = None
+
+    def with_(self, **changes: Any) -> Case:
+        return replace(self, **changes)
+
+    def content(self) -> dict[str, Any]:
+        """What the compiler sees: the key of the cache and of 'same candidate'."""
+        return {
+            "source": self.source,
+            "function": self.function,
+            "inputs": [t.to_dict() for t in self.inputs],
+            "attrs": self.attrs,
+            "env": self.env,
+            "target": self.target,
+        }
+
+    def key(self) -> str:
+        blob = json.dumps(self.content(), sort_keys=True, default=str)
+        return hashlib.sha256(blob.encode()).hexdigest()
+
+
+class _TensorModel(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    shape: list[int]
+    dtype: str
+
+    @field_validator("shape")
+    @classmethod
+    def _dims(cls, shape: list[int]) -> list[int]:
+        if not shape:
+            raise ValueError("expected at least one dimension")
+        for dim in shape:
+            if dim < 1 or dim > MAX_DIM:
+                raise ValueError(f"dimension {dim} is out of range; expected 1..{MAX_DIM}")
+        return shape
+
+    @field_validator("dtype")
+    @classmethod
+    def _dtype(cls, dtype: str) -> str:
+        if dtype not in DTYPES:
+            raise ValueError(f"unknown dtype {dtype!r}; expected one of {', '.join(DTYPES)}")
+        return dtype
+
+
+class _ExpectModel(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    kind: Literal["error", "signal", "timeout", "memory"]
+    message: str = ""
+    where: str = ""
+
+
+class _CrashModel(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str | None = None
+    kernel: str
+    function: str | None = None
+    inputs: list[_TensorModel] = Field(min_length=1)
+    attrs: dict[str, Any] = Field(default_factory=dict)
+    env: dict[str, str | int | float | bool] = Field(default_factory=dict)
+    target: Literal["cpu", "cuda", "aicore"] = "cpu"
+    python: str | None = None
+    compiler: str | None = None
+    timeout: float = Field(default=60.0, gt=0, le=24 * 3600)
+    memory: int = Field(default=4096, ge=64, le=1024 * 1024)
+    expect: _ExpectModel | None = None
+
+
+def _first_error(err: ValidationError) -> str:
+    first = err.errors()[0]
+    where = ".".join(str(p) for p in first["loc"]) or "(top level)"
+    return f"field '{where}': {first['msg']}"
+
+
+def load_yaml(path: Path) -> Any:
+    """Read a YAML file with a clear error for anything that is not readable YAML."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(f"{path}: file not found") from None
+    except IsADirectoryError:
+        raise InputError(f"{path}: is a directory, expected a crash.yaml file") from None
+    except UnicodeDecodeError:
+        raise InputError(f"{path}: not UTF-8 text") from None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read ({exc.strerror})") from None
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        at = f" at line {mark.line + 1}" if mark else ""
+        raise InputError(f"{path}: not valid YAML{at}") from None
+
+
+def function_source(source: str, function: str | None, origin: str) -> tuple[str, str]:
+    """Cut the named (or the only) function out of a module, as MindSpore does: from `def` on."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as exc:
+        raise InputError(f"{origin}: Python syntax error at line {exc.lineno}: {exc.msg}") from None
+    funcs = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
+    if function is None:
+        if len(funcs) != 1:
+            names = ", ".join(f.name for f in funcs) or "none"
+            raise InputError(f"{origin}: field 'function' is needed: the file defines {names}")
+        node = funcs[0]
+    else:
+        matches = [f for f in funcs if f.name == function]
+        if not matches:
+            raise InputError(f"{origin}: field 'function': no function named {function!r} in the kernel")
+        node = matches[0]
+    segment = ast.get_source_segment(source, node, padded=True) or ""
+    return textwrap.dedent(segment).rstrip() + "\n", node.name
+
+
+def load_case(path: Path) -> Case:
+    """Load and validate crash.yaml; any problem is an InputError naming the file and the field."""
+    data = load_yaml(path)
+    if not isinstance(data, dict):
+        raise InputError(f"{path}: expected a mapping of fields (name, kernel, inputs, ...)")
+    try:
+        model = _CrashModel.model_validate(data)
+    except ValidationError as err:
+        raise InputError(f"{path}: {_first_error(err)}") from None
+    if "def " in model.kernel and "\n" in model.kernel:
+        text, origin = model.kernel, f"{path} (inline kernel)"
+    else:
+        kernel_path = (path.parent / model.kernel).resolve()
+        origin = str(kernel_path)
+        try:
+            text = kernel_path.read_text(encoding="utf-8")
+        except (FileNotFoundError, IsADirectoryError):
+            raise InputError(f"{path}: field 'kernel': file {model.kernel} not found") from None
+        except UnicodeDecodeError:
+            raise InputError(f"{path}: field 'kernel': {model.kernel} is not UTF-8 text") from None
+    source, function = function_source(text, model.function, origin)
+    params = _parameters(source)
+    if len(params) != len(model.inputs):
+        raise InputError(
+            f"{path}: field 'inputs': {function} takes {len(params)} inputs, {len(model.inputs)} are listed"
+        )
+    expect = None
+    if model.expect is not None:
+        expect = Expectation(model.expect.kind, model.expect.message, model.expect.where)
+    compiler = str((path.parent / model.compiler).resolve()) if model.compiler else None
+    return Case(
+        name=model.name or (path.parent.name if path.stem == "crash" else path.stem),
+        source=source,
+        function=function,
+        inputs=tuple(TensorSpec(tuple(t.shape), t.dtype) for t in model.inputs),
+        attrs=dict(model.attrs),
+        env={k: _env_text(v) for k, v in model.env.items()},
+        target=model.target,
+        python=model.python,
+        compiler=compiler,
+        timeout=model.timeout,
+        memory=model.memory,
+        expect=expect,
+    )
+
+
+def _env_text(value: str | int | float | bool) -> str:
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    return str(value)
+
+
+def _parameters(source: str) -> list[str]:
+    func = ast.parse(source).body[0]
+    assert isinstance(func, ast.FunctionDef)
+    return [a.arg for a in func.args.args]
+
+
+def case_to_yaml(case: Case, kernel_file: str, expect: Expectation | None) -> str:
+    """A replayable crash.yaml for `case`, its kernel stored next to it as `kernel_file`."""
+    data: dict[str, Any] = {
+        "name": case.name,
+        "kernel": kernel_file,
+        "function": case.function,
+        "inputs": [{"shape": list(t.shape), "dtype": t.dtype} for t in case.inputs],
+        "attrs": case.attrs,
+        "env": case.env,
+        "target": case.target,
+        "timeout": case.timeout,
+        "memory": case.memory,
+    }
+    if expect is not None:
+        data["expect"] = expect.to_dict()
+    return yaml.safe_dump(data, sort_keys=False, default_flow_style=None, width=110)

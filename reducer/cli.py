@@ -1,0 +1,119 @@
+"""The `reduce` command: `reduce crash.yaml` minimises a failure and writes a bundle; `reduce check
+crash.yaml` compiles a case once and prints its signature. Parses arguments, calls the library, prints."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from reducer.case import Case, load_case, load_yaml
+from reducer.errors import InputError, NotFailingError
+from reducer.hybrid import InvalidKernel
+from reducer.oracle import Oracle
+from reducer.session import Events, original_signature, reduce_case
+from reducer.size import size_of
+
+EXIT_BAD_INPUT = 2
+EXIT_NOT_FAILING = 3
+EXIT_INTERRUPTED = 130
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
+err = Console(stderr=True, highlight=False, markup=False)
+out = Console(highlight=False, markup=False)
+
+
+def _fail(code: int, message: str) -> typer.Exit:
+    err.print(f"error: {message}")
+    return typer.Exit(code)
+
+
+def _load(path: Path, timeout: float | None) -> Case:
+    case = load_case(path)
+    return case.with_(timeout=timeout) if timeout else case
+
+
+def _original_files(path: Path) -> dict[str, str]:
+    files = {"crash.yaml": path.read_text(encoding="utf-8")}
+    data = load_yaml(path)
+    kernel = data.get("kernel", "") if isinstance(data, dict) else ""
+    kernel_path = path.parent / kernel
+    if kernel and "\n" not in kernel and kernel_path.is_file():
+        files[kernel_path.name] = kernel_path.read_text(encoding="utf-8")
+    return files
+
+
+class _Progress:
+    """Live status line on a terminal; one line per improvement in logs."""
+
+    def __init__(self, case: Case) -> None:
+        self.start = time.monotonic()
+        self.status = err.status("starting", spinner="dots")
+        self.original = size_of(case)
+
+    def stage(self, text: str) -> None:
+        err.print(f"[{time.monotonic() - self.start:6.1f}s] {text}")
+        self.status.update(text)
+
+    def on_pass(self, name: str, case: Case) -> None:
+        self.status.update(f"pass {name}: {size_of(case).tokens} tokens")
+
+    def on_improve(self, name: str, case: Case) -> None:
+        s = size_of(case)
+        err.print(
+            f"[{time.monotonic() - self.start:6.1f}s] {name:<13} tokens {s.tokens:>4}/{self.original.tokens}"
+            f"  statements {s.statements:>3}  volume {s.volume:>8}  attrs {s.attrs}  env {s.env}",
+        )
+        self.status.update(f"pass {name}: {s.tokens} tokens")
+
+
+@app.command("run")
+def run(
+    crash: Annotated[Path, typer.Argument(help="crash.yaml describing the failing kernel")],
+    output: Annotated[Path, typer.Option("-o", "--output", help="where the bundle goes")] = Path("out"),
+    jobs: Annotated[int, typer.Option("-j", "--jobs", min=1, help="compiles at once")] = os.cpu_count() or 1,
+    timeout: Annotated[float | None, typer.Option("--timeout", min=0.1, help="seconds per compile")] = None,
+) -> None:
+    """Reduce CRASH to the smallest case that fails the same way and write OUT/<name>/ + .tar.gz."""
+    try:
+        case = _load(crash, timeout)
+        files = _original_files(crash)
+        progress = _Progress(case)
+        events = Events(on_pass=progress.on_pass, on_improve=progress.on_improve, on_stage=progress.stage)
+        with progress.status:
+            bundle, stats = reduce_case(case, files, output, jobs, events)
+    except InputError as exc:
+        raise _fail(EXIT_BAD_INPUT, str(exc)) from None
+    except NotFailingError as exc:
+        raise _fail(EXIT_NOT_FAILING, str(exc)) from None
+    except KeyboardInterrupt:
+        raise _fail(EXIT_INTERRUPTED, "interrupted; the best case so far is saved, rerun to resume") from None
+    out.print(
+        f"bundle: {bundle}  ({stats['compiles']} compiles, {stats['invalid']} rejected, "
+        f"{stats['cache_hits']} cache hits, {stats['seconds']} s)"
+    )
+
+
+@app.command("check")
+def check(crash: Annotated[Path, typer.Argument(help="crash.yaml to compile once")]) -> None:
+    """Compile CRASH once and print its failure signature (exit 3 if it does not fail as expected)."""
+    try:
+        case = load_case(crash)
+        sig = original_signature(case, lambda e: Oracle(e))
+    except InputError as exc:
+        raise _fail(EXIT_BAD_INPUT, str(exc)) from None
+    except (NotFailingError, InvalidKernel) as exc:
+        raise _fail(EXIT_NOT_FAILING, str(exc)) from None
+    out.print(sig.one_line())
+
+
+def main() -> None:
+    args = sys.argv[1:]
+    if args and args[0] not in {"run", "check", "--help", "-h"}:
+        args = ["run", *args]
+    app(args, prog_name="reduce")

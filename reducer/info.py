@@ -1,0 +1,95 @@
+"""The AKG kernel JSON (`.info`) of a Hybrid DSL Case, laid out as MindSpore 2.x writes it for a Custom
+op of func_type "hybrid" in `akg_kernel_meta/Fused_Custom_*.info`."""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+from typing import Any
+
+from reducer.case import Case, TensorSpec
+
+TARGET_INFO = {
+    "cpu": {"arch": "x86_64", "cpu": "core-avx2", "feature": "avx", "system": "linux"},
+}
+
+
+def _tensor(spec: TensorSpec, tensor_name: str, name: str | None = None) -> dict[str, Any]:
+    desc: dict[str, Any] = {"data_type": spec.dtype, "format": "DefaultFormat"}
+    if name is not None:
+        desc["name"] = name
+    desc["shape"] = list(spec.shape)
+    desc["tensor_name"] = tensor_name
+    return desc
+
+
+def _attr(name: str, data_type: str, value: Any) -> dict[str, Any]:
+    return {"data_type": data_type, "name": name, "value": value}
+
+
+def _inplace_outputs(source: str) -> list[tuple[int, int]]:
+    """Which outputs are really inputs (returned parameters), as MindSpore's `inplace_assign_output`."""
+    func = ast.parse(source).body[0]
+    assert isinstance(func, ast.FunctionDef)
+    params = [a.arg for a in func.args.args]
+    for node in ast.walk(func):
+        if isinstance(node, ast.Return) and node.value is not None:
+            elts = node.value.elts if isinstance(node.value, ast.Tuple) else [node.value]
+            names = [e.id for e in elts if isinstance(e, ast.Name)]
+            return [(i, params.index(n)) for i, n in enumerate(names) if n in params]
+    return []
+
+
+def kernel_name(case: Case) -> str:
+    digest = int(hashlib.sha256(case.key().encode()).hexdigest()[:15], 16)
+    return f"Fused_Custom_{digest}"
+
+
+def build_info(case: Case, outputs: tuple[TensorSpec, ...]) -> dict[str, Any]:
+    """The `.info` dict for `case` whose inferred outputs are `outputs`."""
+    source_hash = hashlib.sha256(case.source.encode()).hexdigest()
+    attrs = [
+        _attr("multi_output", "bool", len(outputs) > 1),
+        _attr("func_type", "str", "hybrid"),
+        _attr("func_source_str", "str", case.source),
+        _attr("output_is_dynamic_shape", "bool", False),
+        _attr("func_compile_attrs", "str", "{}"),
+        _attr("uniq_name", "str", f"Custom_{case.function}_{source_hash}"),
+        _attr("func_name", "str", case.function),
+        _attr("inputs_num", "int", len(case.inputs)),
+    ]
+    inplace = _inplace_outputs(case.source)
+    if inplace:
+        attrs.insert(0, _attr("inplace_assign_output", "str", " ".join(f"{o} {i}" for o, i in inplace)))
+    inputs = [[_tensor(t, f"input_{i}")] for i, t in enumerate(case.inputs)]
+    op_inputs = [[_tensor(t, f"input_{i}", f"input_{i}")] for i, t in enumerate(case.inputs)]
+    outs = [_tensor(t, f"output_0_{i}") for i, t in enumerate(outputs)]
+    op_outs = [_tensor(t, f"output_0_{i}", f"output_{i}") for i, t in enumerate(outputs)]
+    info: dict[str, Any] = {
+        "composite": True,
+        "composite_graph": "seg_trans__anonymous__1",
+        "id": 0,
+        "input_desc": inputs,
+        "op": kernel_name(case),
+        "op_desc": [
+            {
+                "attr": attrs,
+                "impl_path": "",
+                "input_desc": op_inputs,
+                "name": "Custom",
+                "output_desc": op_outs,
+            }
+        ],
+        "output_desc": outs,
+        "platform": "AKG",
+        "process": case.target,
+    }
+    if case.target in TARGET_INFO:
+        info["target_info"] = TARGET_INFO[case.target]
+    info["version"] = 2
+    return info
+
+
+def info_text(case: Case, outputs: tuple[TensorSpec, ...]) -> str:
+    return json.dumps(build_info(case, outputs), indent=4)

@@ -1,0 +1,159 @@
+"""Passes over the kernel's inputs: drop inputs the body no longer reads, shrink dimensions (dims that
+hold the same value across inputs first as one linked group, then each alone), and simplify dtypes."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from reducer.case import Case, TensorSpec
+from reducer.passes.ast_edit import parse, render
+
+Dim = tuple[int, int]  # (input index, axis)
+SIMPLER_DTYPE = {
+    "float16": "float32",
+    "float64": "float32",
+    "int64": "int32",
+    "int8": "int32",
+    "int16": "int32",
+}
+
+
+def smaller_values(value: int) -> list[int]:
+    """Integer shrinker steps: the floor first, then halving, then values closer to `value`."""
+    steps = [1, 2, value // 4, value // 2, (3 * value) // 4, value - 1]
+    return sorted({v for v in steps if 1 <= v < value})
+
+
+def _with_dims(case: Case, dims: list[Dim], value: int) -> Case:
+    shapes = [list(t.shape) for t in case.inputs]
+    for i, axis in dims:
+        shapes[i][axis] = value
+    return case.with_(
+        inputs=tuple(TensorSpec(tuple(s), t.dtype) for s, t in zip(shapes, case.inputs, strict=True))
+    )
+
+
+def linked_groups(case: Case) -> list[list[Dim]]:
+    """Dims with one value shared by several places, biggest value first: they usually must stay equal."""
+    by_value: dict[int, list[Dim]] = {}
+    for i, t in enumerate(case.inputs):
+        for axis, d in enumerate(t.shape):
+            if d > 1:
+                by_value.setdefault(d, []).append((i, axis))
+    return [dims for _, dims in sorted(by_value.items(), reverse=True) if len(dims) > 1]
+
+
+class ShrinkLinkedDims:
+    name = "linked-dims"
+
+    def candidates(self, case: Case) -> Iterator[Case]:
+        for dims in linked_groups(case):
+            value = case.inputs[dims[0][0]].shape[dims[0][1]]
+            for v in smaller_values(value):
+                yield _with_dims(case, dims, v)
+
+
+class ShrinkDims:
+    name = "dims"
+
+    def candidates(self, case: Case) -> Iterator[Case]:
+        for i, t in enumerate(case.inputs):
+            for axis, d in enumerate(t.shape):
+                for v in smaller_values(d):
+                    yield _with_dims(case, [(i, axis)], v)
+
+
+class RemoveUnusedInputs:
+    name = "inputs"
+
+    def candidates(self, case: Case) -> Iterator[Case]:
+        func = parse(case)
+        used = {n.id for n in ast.walk(func) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+        for i, arg in enumerate(func.args.args):
+            if arg.arg not in used and len(case.inputs) > 1:
+                edited = parse(case)
+                del edited.args.args[i]
+                reduced = render(case, edited)
+                yield reduced.with_(inputs=case.inputs[:i] + case.inputs[i + 1 :])
+
+
+class SimplifyDtypes:
+    name = "dtypes"
+
+    def candidates(self, case: Case) -> Iterator[Case]:
+        for i, t in enumerate(case.inputs):
+            if t.dtype in SIMPLER_DTYPE:
+                inputs = list(case.inputs)
+                inputs[i] = TensorSpec(t.shape, SIMPLER_DTYPE[t.dtype])
+                yield case.with_(inputs=tuple(inputs))
+
+
+class _DropIndex(ast.NodeTransformer):
+    """Remove axis `axis` from every access of tensor `name` (indices and `.shape[k]` reads)."""
+
+    def __init__(self, name: str, axis: int, rank: int) -> None:
+        self.name, self.axis, self.rank = name, axis, rank
+
+    def visit_Subscript(self, node: ast.Subscript) -> ast.AST:
+        self.generic_visit(node)
+        owner = node.value
+        if isinstance(owner, ast.Name) and owner.id == self.name:
+            elts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+            if len(elts) == self.rank:
+                rest = [e for k, e in enumerate(elts) if k != self.axis]
+                node.slice = rest[0] if len(rest) == 1 else ast.Tuple(rest, ast.Load())
+        elif (
+            isinstance(owner, ast.Attribute)
+            and owner.attr == "shape"
+            and isinstance(owner.value, ast.Name)
+            and owner.value.id == self.name
+            and isinstance(node.slice, ast.Constant)
+            and isinstance(node.slice.value, int)
+        ):
+            k = node.slice.value % self.rank
+            if k == self.axis:
+                return ast.Constant(1)
+            node.slice = ast.Constant(k - 1 if k > self.axis else k)
+        return node
+
+
+def _allocated_shapes(func: ast.FunctionDef) -> Iterator[tuple[str, ast.Tuple]]:
+    for node in ast.walk(func):
+        if (
+            isinstance(node, ast.Assign)
+            and isinstance(node.targets[0], ast.Name)
+            and isinstance(node.value, ast.Call)
+            and node.value.args
+            and isinstance(node.value.args[0], ast.Tuple)
+        ):
+            yield node.targets[0].id, node.value.args[0]
+
+
+class DropUnitAxes:
+    """Lower the rank of a tensor along an axis of extent 1: fewer dims, shorter indices."""
+
+    name = "unit-axes"
+
+    def candidates(self, case: Case) -> Iterator[Case]:
+        func = parse(case)
+        for i, (arg, spec) in enumerate(zip(func.args.args, case.inputs, strict=True)):
+            rank = len(spec.shape)
+            for axis in range(rank if rank > 1 else 0):
+                if spec.shape[axis] == 1:
+                    edited = parse(case)
+                    _DropIndex(arg.arg, axis, rank).visit(edited)
+                    shape = spec.shape[:axis] + spec.shape[axis + 1 :]
+                    inputs = list(case.inputs)
+                    inputs[i] = TensorSpec(shape, spec.dtype)
+                    yield render(case, edited).with_(inputs=tuple(inputs))
+        for index, (name, dims) in enumerate(_allocated_shapes(func)):
+            rank = len(dims.elts)
+            for axis in range(rank if rank > 1 else 0):
+                dim = dims.elts[axis]
+                if isinstance(dim, ast.Constant) and dim.value == 1:
+                    edited = parse(case)
+                    _DropIndex(name, axis, rank).visit(edited)
+                    target = list(_allocated_shapes(edited))[index][1]
+                    del target.elts[axis]
+                    yield render(case, edited)

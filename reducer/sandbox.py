@@ -1,0 +1,154 @@
+"""One compile in isolation: a fresh temp dir, its own session and process group, a wall-clock timeout, a
+memory cap on the whole process tree, core dumps off, output capped; the tree is killed at the end."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import resource
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+OUTPUT_KEEP = 256 * 1024  # bytes kept from each end of the output
+FILE_SIZE_LIMIT = 1 << 30  # no single file the compile writes may exceed this
+POLL_SECONDS = 0.02
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What happened to one compile."""
+
+    returncode: int | None
+    signal: int | None
+    timed_out: bool
+    out_of_memory: bool
+    seconds: float
+    peak_mb: float
+    output: str
+    collected: Any = field(default=None, compare=False)
+
+    @property
+    def failed(self) -> bool:
+        return self.returncode != 0 or self.timed_out or self.out_of_memory
+
+
+def _limits() -> None:
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (FILE_SIZE_LIMIT, FILE_SIZE_LIMIT))
+
+
+def _tree(root: psutil.Process) -> list[psutil.Process]:
+    try:
+        return [root, *root.children(recursive=True)]
+    except psutil.NoSuchProcess:
+        return []
+
+
+def _rss_mb(procs: list[psutil.Process]) -> float:
+    total = 0
+    for p in procs:
+        with contextlib.suppress(psutil.NoSuchProcess, psutil.AccessDenied):
+            total += p.memory_info().rss
+    return total / (1024 * 1024)
+
+
+def _kill(pgid: int, seen: dict[int, psutil.Process]) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGKILL)
+    for proc in seen.values():
+        with contextlib.suppress(psutil.NoSuchProcess, psutil.AccessDenied):
+            proc.kill()
+    psutil.wait_procs(list(seen.values()), timeout=2)
+
+
+def _read_capped(path: Path) -> str:
+    size = path.stat().st_size
+    with path.open("rb") as fh:
+        if size <= 2 * OUTPUT_KEEP:
+            data = fh.read()
+        else:
+            head = fh.read(OUTPUT_KEEP)
+            fh.seek(size - OUTPUT_KEEP)
+            tail = fh.read()
+            cut = f"\n[... {size - 2 * OUTPUT_KEEP} bytes of output cut ...]\n".encode()
+            data = head + cut + tail
+    return data.decode("utf-8", errors="replace")
+
+
+def run_sandboxed(
+    command: list[str],
+    files: dict[str, str],
+    env: dict[str, str],
+    timeout: float,
+    memory_mb: int,
+    collect: Callable[[Path], Any] | None = None,
+) -> Outcome:
+    """Write `files` into a fresh dir, run `command` there and return its Outcome.
+
+    `collect(dir)` runs before the dir is removed, to keep artefacts such as IR dumps."""
+    workdir = Path(tempfile.mkdtemp(prefix="akg-reduce-"))
+    try:
+        for name, text in files.items():
+            (workdir / name).write_text(text, encoding="utf-8")
+        log_path = workdir / ".compile-output"
+        start = time.monotonic()
+        peak = 0.0
+        timed_out = out_of_memory = False
+        seen: dict[int, psutil.Process] = {}
+        with log_path.open("wb") as log:
+            proc = subprocess.Popen(
+                command,
+                cwd=workdir,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                preexec_fn=_limits,
+            )
+            root = psutil.Process(proc.pid)
+            try:
+                while True:
+                    try:
+                        proc.wait(POLL_SECONDS)
+                        break
+                    except subprocess.TimeoutExpired:
+                        pass
+                    procs = _tree(root)
+                    seen.update({p.pid: p for p in procs})
+                    peak = max(peak, _rss_mb(procs))
+                    if peak > memory_mb:
+                        out_of_memory = True
+                        break
+                    if time.monotonic() - start > timeout:
+                        timed_out = True
+                        break
+            finally:
+                seen.update({p.pid: p for p in _tree(root)})
+                _kill(proc.pid, seen)
+                proc.wait()
+        seconds = time.monotonic() - start
+        code = proc.returncode
+        output = _read_capped(log_path)
+        collected = collect(workdir) if collect else None
+        return Outcome(
+            returncode=None if code < 0 else code,
+            signal=-code if code < 0 and not (timed_out or out_of_memory) else None,
+            timed_out=timed_out,
+            out_of_memory=out_of_memory,
+            seconds=seconds,
+            peak_mb=peak,
+            output=output,
+            collected=collected,
+        )
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)

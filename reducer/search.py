@@ -1,0 +1,115 @@
+"""The search: one generic ddmin for every deletion pass, first-interesting-edit for transform passes,
+and the fixpoint loop over the schedule. Every improvement is reported so the caller can checkpoint."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from itertools import islice
+
+from reducer.case import Case
+from reducer.oracle import Oracle
+from reducer.passes import SCHEDULE, DeletionPass, Pass, TransformPass
+from reducer.size import Size, size_of
+
+Listener = Callable[[str, Case], None]
+
+
+def _chunks(items: list[int], parts: int) -> list[list[int]]:
+    size, extra = divmod(len(items), parts)
+    out, start = [], 0
+    for i in range(parts):
+        end = start + size + (1 if i < extra else 0)
+        out.append(items[start:end])
+        start = end
+    return [c for c in out if c]
+
+
+class Reduction:
+    """Minimise a Case against an oracle; `best` is always the smallest interesting case found so far."""
+
+    def __init__(
+        self,
+        start: Case,
+        oracle: Oracle,
+        schedule: Sequence[Pass] = SCHEDULE,
+        on_improve: Listener | None = None,
+        on_pass: Listener | None = None,
+    ) -> None:
+        self.best = start
+        self.best_size: Size = size_of(start)
+        self.oracle = oracle
+        self.schedule = schedule
+        self.on_improve = on_improve or (lambda name, case: None)
+        self.on_pass = on_pass or (lambda name, case: None)
+        self.rounds = 0
+
+    def _smaller(self, candidates: Iterator[Case | None]) -> Iterator[Case]:
+        for case in candidates:
+            if case is not None and size_of(case) < self.best_size:
+                yield case
+
+    def _accept(self, name: str, case: Case) -> None:
+        self.best = case
+        self.best_size = size_of(case)
+        self.on_improve(name, case)
+
+    def _first(self, candidates: Iterator[Case]) -> Case | None:
+        """The first interesting candidate, tested in batches the oracle may run in parallel."""
+        batch_size = max(self.oracle.jobs, 1)
+        while batch := list(islice(candidates, batch_size)):
+            index = self.oracle.first_interesting(batch)
+            if index is not None:
+                return batch[index]
+        return None
+
+    def _ddmin(self, p: DeletionPass, group: int) -> bool:
+        base = self.best
+        kept = list(range(p.units(base, group)))
+        parts, changed = 1, False
+        while kept:
+            chunks = _chunks(kept, parts)
+            subsets = [[u for u in kept if u not in chunk] for chunk in chunks]
+            cases = [p.keep(base, group, s) for s in subsets]
+            pairs = [
+                (s, c)
+                for s, c in zip(subsets, cases, strict=True)
+                if c is not None and size_of(c) < self.best_size
+            ]
+            found = self._first(c for _, c in pairs)
+            if found is not None:
+                kept = next(s for s, c in pairs if c is found)
+                self._accept(p.name, found)
+                changed = True
+                parts = max(parts - 1, 1)
+                continue
+            if parts >= len(kept):
+                break
+            parts = min(parts * 2, len(kept))
+        return changed
+
+    def _run_deletion(self, p: DeletionPass) -> bool:
+        changed, group = False, 0
+        while group < p.groups(self.best):
+            changed |= self._ddmin(p, group)
+            group += 1
+        return changed
+
+    def _run_transform(self, p: TransformPass) -> bool:
+        changed = False
+        while (found := self._first(self._smaller(p.candidates(self.best)))) is not None:
+            self._accept(p.name, found)
+            changed = True
+        return changed
+
+    def run(self) -> Case:
+        progress = True
+        while progress:
+            progress = False
+            self.rounds += 1
+            for p in self.schedule:
+                self.on_pass(p.name, self.best)
+                if hasattr(p, "keep"):
+                    progress |= self._run_deletion(p)  # type: ignore[arg-type]
+                else:
+                    progress |= self._run_transform(p)  # type: ignore[arg-type]
+        return self.best

@@ -1,0 +1,165 @@
+"""One reduction from crash.yaml to bundle: check the original, resume from a checkpoint, search,
+confirm the result, collect the IR and write the bundle. The CLI only calls into here."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from reducer.akg import compile_case, find_toolchain
+from reducer.bundle import BundleInput, write_bundle
+from reducer.case import Case, Expectation, TensorSpec
+from reducer.errors import NotFailingError
+from reducer.hybrid import InvalidKernel, infer_outputs
+from reducer.oracle import Oracle
+from reducer.search import Reduction
+from reducer.signature import Signature, matches
+from reducer.size import size_of
+
+CONFIRM_RUNS = 3
+STATE_DIR = ".akg-reduce-state"
+
+
+@dataclass
+class Events:
+    """Callbacks for live progress; all optional."""
+
+    on_pass: Callable[[str, Case], None] = lambda name, case: None
+    on_improve: Callable[[str, Case], None] = lambda name, case: None
+    on_stage: Callable[[str], None] = lambda stage: None
+
+
+def original_signature(case: Case, oracle_factory: Callable[[Expectation], Oracle]) -> Signature:
+    """Run the original; it must fail, and as `expect` says when given."""
+    try:
+        infer_outputs(case)
+    except InvalidKernel as exc:
+        raise NotFailingError(f"the original kernel is not valid Hybrid DSL: {exc}") from None
+    probe = oracle_factory(case.expect or Expectation("error"))
+    sig, _ = probe.run(case)
+    if sig.kind == "none":
+        raise NotFailingError("the original case compiles without error; nothing to reduce")
+    if case.expect is not None and not matches(sig, case.expect):
+        raise NotFailingError(
+            f"the original fails differently from expect: got {sig.one_line()}; "
+            f"expected {case.expect.kind} {case.expect.message!r} at {case.expect.where!r}"
+        )
+    return sig
+
+
+class Checkpoint:
+    """The best case so far on disk, written atomically after every improvement, read on resume."""
+
+    def __init__(self, out_dir: Path, original: Case) -> None:
+        self.path = out_dir / STATE_DIR / f"{original.name}.json"
+        self.original_key = original.key()
+
+    def load(self, original: Case) -> Case | None:
+        try:
+            data = json.loads(self.path.read_text())
+        except (OSError, ValueError):
+            return None
+        if data.get("original") != self.original_key:
+            return None
+        best = data["best"]
+        return original.with_(
+            source=best["source"],
+            inputs=tuple(TensorSpec(tuple(t["shape"]), t["dtype"]) for t in best["inputs"]),
+            attrs=best["attrs"],
+            env=best["env"],
+        )
+
+    def save(self, best: Case) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        blob = json.dumps({"original": self.original_key, "best": best.content()}, indent=1)
+        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".ckpt.")
+        with os.fdopen(fd, "w") as fh:
+            fh.write(blob)
+        os.replace(tmp, self.path)
+
+    def clear(self) -> None:
+        self.path.unlink(missing_ok=True)
+
+
+def _collect_ir(dest: Path) -> Callable[[Path], None]:
+    def collect(workdir: Path) -> None:
+        for item in workdir.iterdir():
+            if item.is_dir():
+                shutil.copytree(item, dest / item.name, dirs_exist_ok=True)
+
+    return collect
+
+
+def reduce_case(
+    case: Case,
+    original_files: dict[str, str],
+    out_dir: Path,
+    jobs: int,
+    events: Events | None = None,
+) -> tuple[Path, dict[str, Any]]:
+    """Reduce `case`; returns the bundle folder and the reduction statistics."""
+    events = events or Events()
+    toolchain = find_toolchain(case.python, case.compiler)
+    events.on_stage("running the original")
+    sig = original_signature(case, lambda e: Oracle(e, jobs))
+    expectation = sig.expectation()
+    oracle = Oracle(expectation, jobs)
+    checkpoint = Checkpoint(out_dir, case)
+    start = case
+    resumed = checkpoint.load(case)
+    if resumed is not None and oracle.interesting(resumed):
+        events.on_stage("resuming from the checkpoint")
+        start = resumed
+
+    def improved(name: str, best: Case) -> None:
+        checkpoint.save(best)
+        events.on_improve(name, best)
+
+    search = Reduction(start, oracle, on_improve=improved, on_pass=events.on_pass)
+    try:
+        best = search.run()
+    except KeyboardInterrupt:
+        checkpoint.save(search.best)
+        raise
+    events.on_stage("confirming the result")
+    signatures = [oracle.run(best)[0] for _ in range(CONFIRM_RUNS)]
+    if not all(matches(s, expectation) for s in signatures):
+        raise NotFailingError(
+            "the reduced case does not fail the same way on every re-run (flaky compiler?): "
+            + "; ".join(s.one_line() for s in signatures)
+        )
+    events.on_stage("collecting IR and writing the bundle")
+    outputs = infer_outputs(best)
+    with tempfile.TemporaryDirectory(prefix="akg-reduce-ir-") as ir_tmp:
+        ir_dir = Path(ir_tmp)
+        final = compile_case(best, outputs, dump_ir=True, collect=_collect_ir(ir_dir))
+        stats = {
+            **oracle.counters.to_dict(),
+            "rounds": search.rounds,
+            "resumed": resumed is not None and start is resumed,
+        }
+        bundle = write_bundle(
+            BundleInput(
+                original=case,
+                original_files=original_files,
+                reduced=best,
+                outputs=outputs,
+                signature=signatures[0],
+                expectation=expectation,
+                log=final.output,
+                ir_dir=ir_dir,
+                toolchain=toolchain,
+                sizes={"original": size_of(case), "reduced": size_of(best)},
+                stats=stats,
+                confirmations=CONFIRM_RUNS,
+            ),
+            out_dir,
+        )
+    checkpoint.clear()
+    return bundle, stats

@@ -1,0 +1,72 @@
+"""The one definition of how big a Case is, used by the search (accept only smaller), the bundle and the
+benchmarks. Sizes compare as tuples: tokens first, then statements, inputs, shape volume, attrs, env,
+the magnitude of literals, the text of attr and env values, and how unusual the dtypes are."""
+
+from __future__ import annotations
+
+import ast
+import io
+import json
+import math
+import tokenize
+from typing import NamedTuple
+
+from reducer.case import Case
+
+_SKIP_TOKENS = {
+    tokenize.COMMENT,
+    tokenize.NL,
+    tokenize.NEWLINE,
+    tokenize.INDENT,
+    tokenize.DEDENT,
+    tokenize.ENDMARKER,
+    tokenize.ENCODING,
+}
+# Lower is preferred: a reduced case should use the most ordinary dtype that still fails.
+DTYPE_RANK = {"float32": 0, "int32": 1, "float16": 2, "int64": 2, "float64": 3}
+
+
+class Size(NamedTuple):
+    tokens: int
+    statements: int
+    inputs: int
+    volume: int
+    attrs: int
+    env: int
+    literals: int
+    config_chars: int
+    dtypes: int
+
+    def to_dict(self) -> dict[str, int]:
+        return self._asdict()
+
+
+def count_tokens(source: str) -> int:
+    """Python tokens of the source, comments and whitespace tokens not counted."""
+    tokens = tokenize.generate_tokens(io.StringIO(source).readline)
+    return sum(1 for tok in tokens if tok.type not in _SKIP_TOKENS)
+
+
+def _literal_weight(tree: ast.AST) -> int:
+    total = 0
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
+            value = abs(float(node.value))
+            if math.isfinite(value):
+                total += min(int(value), 10**9) + (0 if float(value).is_integer() else 1)
+    return total
+
+
+def size_of(case: Case) -> Size:
+    tree = ast.parse(case.source)
+    return Size(
+        tokens=count_tokens(case.source),
+        statements=sum(1 for n in ast.walk(tree) if isinstance(n, ast.stmt)),
+        inputs=len(case.inputs),
+        volume=sum(math.prod(t.shape) for t in case.inputs),
+        attrs=len(case.attrs),
+        env=len(case.env),
+        literals=_literal_weight(tree),
+        config_chars=len(json.dumps(case.attrs, default=str)) + len(json.dumps(case.env)),
+        dtypes=sum(DTYPE_RANK.get(t.dtype, 4) for t in case.inputs),
+    )

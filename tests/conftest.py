@@ -1,0 +1,69 @@
+"""Shared fixtures: a case on disk compiled by the fake compiler, and the real-AKG skip marker."""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+import textwrap
+from pathlib import Path
+
+import pytest
+import yaml
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+FAKE_COMPILER = HERE / "fake_compiler.py"
+
+MATMUL_KERNEL = textwrap.dedent(
+    """
+    from mindspore.ops import kernel
+
+
+    @kernel
+    def matmul_bias(a, b, bias):
+        # a [M, K] x b [K, N] + bias [N]
+        c = output_tensor((a.shape[0], b.shape[1]), a.dtype)
+        t = allocate((a.shape[0], b.shape[1]), a.dtype)
+        for i in range(a.shape[0]):
+            for j in range(b.shape[1]):
+                t[i, j] = 0.0
+                for k in range(a.shape[1]):
+                    t[i, j] = t[i, j] + a[i, k] * b[k, j]
+        for i in range(a.shape[0]):
+            for j in range(b.shape[1]):
+                c[i, j] = t[i, j] + bias[j]
+        return c
+    """
+)
+
+HAS_AKG = importlib.util.find_spec("mindspore") is not None
+needs_akg = pytest.mark.skipif(not HAS_AKG, reason="MindSpore (real AKG) is not installed")
+
+
+def write_case(folder: Path, kernel: str = MATMUL_KERNEL, **fields: object) -> Path:
+    """A crash.yaml + kernel.py in `folder`, compiled by the fake compiler unless fields say otherwise."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "kernel.py").write_text(kernel)
+    shutil.copy(FAKE_COMPILER, folder / "fake_compiler.py")
+    data: dict[str, object] = {
+        "name": folder.name,
+        "kernel": "kernel.py",
+        "inputs": [
+            {"shape": [16, 8], "dtype": "float32"},
+            {"shape": [8, 16], "dtype": "float32"},
+            {"shape": [16], "dtype": "float32"},
+        ],
+        "attrs": {"enable_auto_inline": False, "dim": "0 0 4 4"},
+        "env": {"MS_DEV_FAKE": "1"},
+        "compiler": "fake_compiler.py",
+        "timeout": 20,
+    }
+    data.update(fields)
+    path = folder / "crash.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return path
+
+
+@pytest.fixture
+def fake_case(tmp_path: Path) -> Path:
+    return write_case(tmp_path / "matmul_bias")

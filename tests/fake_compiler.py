@@ -1,0 +1,46 @@
+"""A stand-in for MindSpore's AKG entry with the same command line (`k.info AKG '<attrs>' <dir>`), for
+unit tests of the search: it fails like AKG on a recognisable kernel shape, in milliseconds.
+
+Bug A (the one the tests reduce): a multiplication stored inside at least two nested loops, with some
+input dimension >= 3 -> an AKG-style `Check failed` in fake_tiling.cc. With attrs {"needed": false} it
+does not fire, so a test can make the failure depend on an attr.
+Bug B (a different bug a reduction must not slip to): no multiplication left and an attr named "trap".
+"""
+
+import ast
+import json
+import sys
+
+
+def _store_depths(node: ast.AST, depth: int = 0):
+    """(loop depth, has multiplication) of every assignment."""
+    if isinstance(node, ast.Assign | ast.AugAssign):
+        has_mul = any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mult) for n in ast.walk(node))
+        yield depth, has_mul
+    for child in ast.iter_child_nodes(node):
+        yield from _store_depths(child, depth + isinstance(node, ast.For))
+
+
+def main() -> int:
+    with open(sys.argv[1]) as fh:
+        info = json.load(fh)
+    attrs = json.loads(sys.argv[3]) if len(sys.argv) > 3 else {}
+    op = info["op_desc"][0]
+    source = next(a["value"] for a in op["attr"] if a["name"] == "func_source_str")
+    dims = [d for desc in info["input_desc"] for d in desc[0]["shape"]]
+    stores = list(_store_depths(ast.parse(source)))
+    deep_mul = max((d for d, mul in stores if mul), default=0)
+    if deep_mul >= 2 and max(dims) >= 3 and attrs.get("needed", True):
+        print("[ERROR] AKG:2026-01-01-00:00:00.000.000 [fake_tiling.cc:193] [tiling] "
+              f"Check failed: gemm_m.size() <= FormatM.size() ({deep_mul} vs. 2) : ")
+        print("  [bt] (0) /x/libakg.so(dmlc::LogMessageFatal::~LogMessageFatal()+0x4f) [0x7f36de3a994f]")
+        print("  [bt] (1) /x/libakg.so(akg::ir::poly::SpaceAnalyzer::MarkGemmAxes()+0x12) [0x7f3]")
+        return 1
+    if not any(mul for _, mul in stores) and "trap" in attrs:
+        print("[ERROR] AKG:2026-01-01-00:00:00.000.000 [other_pass.cc:7] [pass] Check failed: other bug")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
