@@ -24,8 +24,8 @@ EXIT_NOT_FAILING = 3
 EXIT_INTERRUPTED = 130
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
-err = Console(stderr=True, highlight=False, markup=False)
-out = Console(highlight=False, markup=False)
+err = Console(stderr=True, highlight=False, markup=False, soft_wrap=True)
+out = Console(highlight=False, markup=False, soft_wrap=True)
 
 
 def _fail(code: int, message: str) -> typer.Exit:
