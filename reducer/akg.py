@@ -57,9 +57,7 @@ def find_toolchain(python: str | None, compiler: str | None) -> Toolchain:
     """Probe `python` (default: this interpreter) for MindSpore; `compiler` replaces its entry script."""
     interpreter = python or sys.executable
     try:
-        probe = subprocess.run(
-            [interpreter, "-c", _PROBE], capture_output=True, text=True, timeout=120, check=True
-        )
+        probe = subprocess.run([interpreter, "-c", _PROBE], capture_output=True, text=True, timeout=120, check=True)
         facts = json.loads(probe.stdout.strip().splitlines()[-1])
     except (OSError, subprocess.SubprocessError, ValueError, IndexError):
         raise InputError(f"field 'python': cannot run {interpreter} to look for MindSpore") from None

@@ -243,10 +243,7 @@ def infer_outputs(case: Case) -> tuple[TensorSpec, ...]:
     if len(func.args.args) != len(case.inputs):
         raise InvalidKernel("inputs and parameters differ")
     static_check(func, case.target)
-    total = 1
-    for t in case.inputs:
-        total *= int(np.prod(t.shape))
-    if total > 2**34:
+    if sum(math.prod(t.shape) for t in case.inputs) > 2**31:
         raise InvalidKernel("inputs too large to run as Python")
     tracer = _LineBudget(LINE_BUDGET)
     old = sys.gettrace()

@@ -71,9 +71,7 @@ class Reduction:
             subsets = [[u for u in kept if u not in chunk] for chunk in chunks]
             cases = [p.keep(base, group, s) for s in subsets]
             pairs = [
-                (s, c)
-                for s, c in zip(subsets, cases, strict=True)
-                if c is not None and size_of(c) < self.best_size
+                (s, c) for s, c in zip(subsets, cases, strict=True) if c is not None and size_of(c) < self.best_size
             ]
             found = self._first(c for _, c in pairs)
             if found is not None:

@@ -56,9 +56,7 @@ class Signature:
 
     def expectation(self) -> Expectation:
         """The exact expectation a reduction of this failure must keep."""
-        return Expectation(
-            self.kind, self.message, self.location or (self.frames[:1] or ("",))[0], exact=True
-        )
+        return Expectation(self.kind, self.message, self.location or (self.frames[:1] or ("",))[0], exact=True)
 
 
 NO_FAILURE = Signature("none", "", "", ())

@@ -31,8 +31,10 @@ def main() -> int:
     stores = list(_store_depths(ast.parse(source)))
     deep_mul = max((d for d, mul in stores if mul), default=0)
     if deep_mul >= 2 and max(dims) >= 3 and attrs.get("needed", True):
-        print("[ERROR] AKG:2026-01-01-00:00:00.000.000 [fake_tiling.cc:193] [tiling] "
-              f"Check failed: gemm_m.size() <= FormatM.size() ({deep_mul} vs. 2) : ")
+        print(
+            "[ERROR] AKG:2026-01-01-00:00:00.000.000 [fake_tiling.cc:193] [tiling] "
+            f"Check failed: gemm_m.size() <= FormatM.size() ({deep_mul} vs. 2) : "
+        )
         print("  [bt] (0) /x/libakg.so(dmlc::LogMessageFatal::~LogMessageFatal()+0x4f) [0x7f36de3a994f]")
         print("  [bt] (1) /x/libakg.so(akg::ir::poly::SpaceAnalyzer::MarkGemmAxes()+0x12) [0x7f3]")
         return 1

@@ -7,7 +7,7 @@ from __future__ import annotations
 from reducer.passes.base import DeletionPass, Pass, TransformPass
 from reducer.passes.config import DeleteEntries, SimplifyAttrValues
 from reducer.passes.control import FlattenControl
-from reducer.passes.expressions import ExpressionToConstant, ExpressionToOperand
+from reducer.passes.expressions import CompactAssignments, ExpressionToConstant, ExpressionToOperand
 from reducer.passes.statements import DeleteStatements
 from reducer.passes.tensors import (
     DropUnitAxes,
@@ -28,6 +28,7 @@ SCHEDULE: list[Pass] = [
     DropUnitAxes(),
     ExpressionToOperand(),
     ExpressionToConstant(),
+    CompactAssignments(),
     SimplifyAttrValues(),
     SimplifyDtypes(),
 ]

@@ -24,21 +24,13 @@ def _operands(node: ast.AST) -> list[Replacement]:
         return list(node.values)
     if isinstance(node, ast.IfExp):
         return [node.body, node.orelse]
-    if (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Name)
-        and node.func.id in UNARY | BINARY_CALLS
-    ):
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in UNARY | BINARY_CALLS:
         return list(node.args)
     return []
 
 
 def _is_shape_read(node: ast.AST) -> bool:
-    return (
-        isinstance(node, ast.Subscript)
-        and isinstance(node.value, ast.Attribute)
-        and node.value.attr == "shape"
-    )
+    return isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) and node.value.attr == "shape"
 
 
 def _fold(node: ast.BinOp) -> ast.Constant | None:
@@ -101,6 +93,24 @@ def _known_shapes(case: Case) -> dict[str, tuple[int, ...]]:
         ):
             shapes[node.targets[0].id] = tuple(e.value for e in node.value.args[0].elts)  # type: ignore[attr-defined]
     return shapes
+
+
+def _augmented(node: ast.AST) -> list[Replacement]:
+    """`t = t op e` -> `t op= e`: the same kernel in fewer tokens."""
+    if (
+        isinstance(node, ast.Assign)
+        and isinstance(node.value, ast.BinOp)
+        and ast.dump(node.targets[0]).replace("Store()", "Load()") == ast.dump(node.value.left)
+    ):
+        return [ast.AugAssign(node.targets[0], node.value.op, node.value.right)]
+    return []
+
+
+class CompactAssignments:
+    name = "assignments"
+
+    def candidates(self, case: Case) -> Iterator[Case]:
+        return node_edits(case, _augmented)
 
 
 class ExpressionToOperand:

@@ -29,9 +29,7 @@ def _with_dims(case: Case, dims: list[Dim], value: int) -> Case:
     shapes = [list(t.shape) for t in case.inputs]
     for i, axis in dims:
         shapes[i][axis] = value
-    return case.with_(
-        inputs=tuple(TensorSpec(tuple(s), t.dtype) for s, t in zip(shapes, case.inputs, strict=True))
-    )
+    return case.with_(inputs=tuple(TensorSpec(tuple(s), t.dtype) for s, t in zip(shapes, case.inputs, strict=True)))
 
 
 def linked_groups(case: Case) -> list[list[Dim]]:

@@ -1,0 +1,71 @@
+"""The sandbox contains hostile compiles: hangs, crashes, runaway children and memory; nothing is left."""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from pathlib import Path
+
+import psutil
+
+from reducer.sandbox import run_sandboxed
+
+
+def py(code: str, timeout: float = 5, memory: int = 512):
+    return run_sandboxed([sys.executable, "-c", code], {}, {"PATH": "/usr/bin:/bin"}, timeout, memory)
+
+
+def _leftovers(marker: str) -> list[psutil.Process]:
+    found = []
+    for p in psutil.process_iter(["cmdline"]):
+        if marker in " ".join(p.info["cmdline"] or []):
+            found.append(p)
+    return found
+
+
+def test_hang_times_out_and_leaves_no_process() -> None:
+    out = py("import time; time.sleep(600)  # hang-marker-1", timeout=1)
+    assert out.timed_out and out.seconds < 10
+    assert not _leftovers("hang-marker-1")
+
+
+def test_children_ignoring_sigterm_are_killed() -> None:
+    code = (
+        "import os, signal, time\n"
+        "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+        "if os.fork() == 0:\n    time.sleep(600)  # child-marker-2\n"
+        "time.sleep(600)  # child-marker-2\n"
+    )
+    out = py(code, timeout=1)
+    assert out.timed_out
+    assert not _leftovers("child-marker-2")
+
+
+def test_segfault_is_a_signal() -> None:
+    out = py("import ctypes; ctypes.string_at(0)")
+    assert out.signal == 11 and out.returncode is None
+
+
+def test_memory_cap_kills_the_compile() -> None:
+    out = py("x = bytearray(2 * 1024**3); import time; time.sleep(5)", memory=256)
+    assert out.out_of_memory
+
+
+def test_output_flood_is_capped_head_and_tail_kept() -> None:
+    out = py("import sys\nsys.stdout.write('HEAD\\n' + 'x' * 5_000_000 + '\\nTAIL\\n')")
+    assert out.output.startswith("HEAD") and out.output.rstrip().endswith("TAIL")
+    assert len(out.output) < 1_000_000 and "bytes of output cut" in out.output
+
+
+def test_exit_zero_that_prints_an_error_is_an_error() -> None:
+    from reducer.signature import signature_of
+
+    out = py("print('[ERROR] AKG:2026 [pass.cc:1] [pass] Check failed: x')")
+    assert out.returncode == 0
+    assert signature_of(out, 5).kind == "error"
+
+
+def test_temp_dirs_are_removed() -> None:
+    before = set(Path(tempfile.gettempdir()).glob("akg-reduce-*"))
+    py("open('big.bin', 'wb').write(b'0' * 1000)")
+    assert set(Path(tempfile.gettempdir()).glob("akg-reduce-*")) == before

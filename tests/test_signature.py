@@ -1,0 +1,66 @@
+"""Signatures from real AKG output: kind, masked message, location, frames; and what counts as the same."""
+
+from __future__ import annotations
+
+import signal
+from pathlib import Path
+
+from reducer.case import Expectation
+from reducer.sandbox import Outcome
+from reducer.signature import mask, matches, signature_of
+
+DATA = Path(__file__).resolve().parent / "data"
+
+
+def outcome(output: str, returncode: int | None = 1, sig: int | None = None, **kw: bool) -> Outcome:
+    return Outcome(returncode, sig, kw.get("timed_out", False), kw.get("oom", False), 1.0, 10.0, output)
+
+
+def test_akg_check_failure_from_a_real_log() -> None:
+    sig = signature_of(outcome((DATA / "gemm_tiling.log").read_text()), 60)
+    assert sig.kind == "error"
+    assert sig.message == "Check failed: gemm_m.size() <= FormatM.size() (N vs. N)"
+    assert sig.location == "tiling_utils.cc:193"
+    assert sig.component == "tiling"
+    assert sig.frames[:2] == (
+        "akg::ir::poly::ExtractLoopIndicesFromMatrices",
+        "akg::ir::poly::SpaceAnalyzer::MarkGemmAxes",
+    )
+
+
+def test_python_level_failure_skips_the_generic_compile_error() -> None:
+    sig = signature_of(outcome((DATA / "hybrid_args.log").read_text()), 60)
+    assert sig.kind == "error"
+    assert sig.message == "ValueError: #arguments passed should be the same as #arguments defined"
+    assert sig.location == "util.py:44"
+
+
+def test_signal_timeout_memory_and_success() -> None:
+    assert signature_of(outcome("", None, signal.SIGSEGV), 60).message == "SIGSEGV"
+    assert signature_of(outcome("", None, signal.SIGSEGV), 60).kind == "signal"
+    assert signature_of(outcome("", None, timed_out=True), 5).kind == "timeout"
+    assert signature_of(outcome("", None, oom=True), 5).kind == "memory"
+    assert signature_of(outcome("all good", 0), 5).kind == "none"
+
+
+def test_mask_hides_numbers_addresses_and_paths_not_names() -> None:
+    text = "unmapped index 0. name=placeholder(input_0_local, 0x5560) in /a/b/c.cc (3 vs. 2)"
+    assert mask(text) == "unmapped index N. name=placeholder(input_0_local, ADDR) in PATH (N vs. N)"
+
+
+def test_learned_expectation_rejects_another_check_or_place() -> None:
+    sig = signature_of(outcome((DATA / "gemm_tiling.log").read_text()), 60)
+    expect = sig.expectation()
+    assert matches(sig, expect)
+    other_line = (DATA / "gemm_tiling.log").read_text().replace("tiling_utils.cc:193", "tiling_utils.cc:200")
+    assert not matches(signature_of(outcome(other_line), 60), expect)
+    other_check = (DATA / "gemm_tiling.log").read_text().replace("gemm_m.size()", "gemm_n.size()")
+    assert not matches(signature_of(outcome(other_check), 60), expect)
+
+
+def test_user_expectation_matches_by_substring() -> None:
+    sig = signature_of(outcome((DATA / "gemm_tiling.log").read_text()), 60)
+    assert matches(sig, Expectation("error", "Check failed: gemm_m.size() <= FormatM.size()", "tiling_utils.cc"))
+    assert matches(sig, Expectation("error", "", "MarkGemmAxes"))
+    assert not matches(sig, Expectation("signal", "", ""))
+    assert not matches(sig, Expectation("error", "Unhandled Evaluate", ""))
