@@ -2,11 +2,16 @@ from mindspore.ops import kernel
 
 
 @kernel
-def transpose_add(x):
-    # point features [B, N, C] -> [B, C, N], each shifted by the first channel
-    out = output_tensor((x.shape[0], x.shape[2], x.shape[1]), x.dtype)
-    for b in range(x.shape[0]):
-        for i in range(x.shape[1]):
-            for j in range(x.shape[2]):
-                out[b, j, i] = x[b, i, j] + x[b, i, 0]
-    return out
+def relative_features_cf(feat, scale, offset):
+    """Point features [B, N, C] to channel-first [B, C, N] for the next shared MLP: each feature is made
+    relative to the point's first channel, scaled and shifted per channel (folded batch norm) and
+    clipped (ReLU6), in one pass over the points."""
+    feat_out = output_tensor((feat.shape[0], feat.shape[2], feat.shape[1]), feat.dtype)
+    for b in range(feat.shape[0]):
+        for i in range(feat.shape[1]):
+            for j in range(feat.shape[2]):
+                # relative feature of point i, channel j, stored channel-first
+                rel = feat[b, i, j] + feat[b, i, 0]
+                val = rel * scale[j] + offset[j]
+                feat_out[b, j, i] = min(max(val, 0.0), 6.0)
+    return feat_out

@@ -1,6 +1,7 @@
 """The pass schedule, as data: run in this order, round after round, until a round changes nothing.
-Configuration and shapes come first (smaller shapes make every later compile faster), then the biggest
-cuts of the kernel body, then finer edits."""
+Configuration first, then the biggest cuts of the kernel body while the loops still have their real
+extents (shrinking dims to 1 first strands the search in minima where extent-1 loops are all needed),
+then shapes (smaller shapes make every later compile faster), then finer edits."""
 
 from __future__ import annotations
 
@@ -16,14 +17,31 @@ from reducer.passes.tensors import (
     ShrinkLinkedDims,
     SimplifyDtypes,
 )
+from reducer.passes.variables import InlineScalars
 
 SCHEDULE: list[Pass] = [
+    DeleteEntries("attrs"),
+    DeleteEntries("env"),
+    DeleteStatements(),
+    FlattenControl(),
+    ShrinkLinkedDims(),
+    ShrinkDims(),
+    InlineScalars(),
+    RemoveUnusedInputs(),
+    DropUnitAxes(),
+    ExpressionToOperand(),
+    ExpressionToConstant(),
+    CompactAssignments(),
+    SimplifyAttrValues(),
+    SimplifyDtypes(),
+] = [
     DeleteEntries("attrs"),
     DeleteEntries("env"),
     ShrinkLinkedDims(),
     ShrinkDims(),
     DeleteStatements(),
     FlattenControl(),
+    InlineScalars(),
     RemoveUnusedInputs(),
     DropUnitAxes(),
     ExpressionToOperand(),

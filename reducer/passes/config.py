@@ -1,4 +1,5 @@
-"""Passes over the compile configuration: delete attrs and env entries, then simplify attr values."""
+"""Passes over the compile configuration: delete attrs and env entries, then simplify attr values
+(numbers toward 0 and 1, strings toward empty, number lists such as `dim` group by group)."""
 
 from __future__ import annotations
 
@@ -35,10 +36,26 @@ def _simpler_values(value: Any) -> list[Any]:
     if isinstance(value, float):
         return [v for v in (0.0, 1.0) if abs(v) < abs(value)]
     if isinstance(value, str) and value:
-        return [""]
+        return ["", *_simpler_number_lists(value)]
     if isinstance(value, list) and value:
         return [value[:1]] if len(value) > 1 else []
     return []
+
+
+def _simpler_number_lists(value: str) -> list[str]:
+    """For number-list attrs such as AKG's manual tiling `dim` ("index axis tile tile" groups of four):
+    drop one group, or shrink one number."""
+    numbers = value.split()
+    if not all(n.isdigit() for n in numbers):
+        return []
+    out = []
+    if len(numbers) % 4 == 0 and len(numbers) > 4:
+        out += [" ".join(numbers[:i] + numbers[i + 4 :]) for i in range(0, len(numbers), 4)]
+    for i, n in enumerate(numbers):
+        for smaller in dict.fromkeys((1, int(n) // 2)):
+            if 0 < smaller < int(n):
+                out.append(" ".join([*numbers[:i], str(smaller), *numbers[i + 1 :]]))
+    return out
 
 
 class SimplifyAttrValues:
