@@ -34,21 +34,6 @@ SCHEDULE: list[Pass] = [
     CompactAssignments(),
     SimplifyAttrValues(),
     SimplifyDtypes(),
-] = [
-    DeleteEntries("attrs"),
-    DeleteEntries("env"),
-    ShrinkLinkedDims(),
-    ShrinkDims(),
-    DeleteStatements(),
-    FlattenControl(),
-    InlineScalars(),
-    RemoveUnusedInputs(),
-    DropUnitAxes(),
-    ExpressionToOperand(),
-    ExpressionToConstant(),
-    CompactAssignments(),
-    SimplifyAttrValues(),
-    SimplifyDtypes(),
 ]
 
 __all__ = ["SCHEDULE", "DeletionPass", "Pass", "TransformPass"]
