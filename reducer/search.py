@@ -43,11 +43,6 @@ class Reduction:
         self.on_pass = on_pass or (lambda name, case: None)
         self.rounds = 0
 
-    def _smaller(self, candidates: Iterator[Case | None]) -> Iterator[Case]:
-        for case in candidates:
-            if case is not None and size_of(case) < self.best_size:
-                yield case
-
     def _accept(self, name: str, case: Case) -> None:
         self.best = case
         self.best_size = size_of(case)
@@ -93,8 +88,20 @@ class Reduction:
         return changed
 
     def _run_transform(self, p: TransformPass) -> bool:
-        changed = False
-        while (found := self._first(self._smaller(p.candidates(self.best)))) is not None:
+        """Take the first interesting edit, then continue from its position in the new case's edit list:
+        the edits before it were just refused, and trying them again on a slightly different case costs
+        compiles that rarely pay (the next round of the fixpoint retries them all)."""
+        changed, position = False, 0
+        positions: dict[int, int] = {}
+
+        def smaller_from(start: int) -> Iterator[Case]:
+            for i, case in enumerate(islice(p.candidates(self.best), start, None), start=start):
+                if size_of(case) < self.best_size:
+                    positions[id(case)] = i
+                    yield case
+
+        while (found := self._first(smaller_from(position))) is not None:
+            position = positions[id(found)]
             self._accept(p.name, found)
             changed = True
         return changed

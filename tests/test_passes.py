@@ -1,0 +1,93 @@
+"""Each pass proposes well-formed, smaller kernels; ddmin finds a minimal subset with few tests."""
+
+from __future__ import annotations
+
+from reducer.case import Case, Expectation, TensorSpec
+from reducer.hybrid import infer_outputs
+from reducer.oracle import Oracle
+from reducer.passes.config import DeleteEntries, SimplifyAttrValues
+from reducer.passes.control import FlattenControl
+from reducer.passes.expressions import CompactAssignments, ExpressionToConstant, ExpressionToOperand
+from reducer.passes.tensors import DropUnitAxes, RemoveUnusedInputs, ShrinkLinkedDims, smaller_values
+from reducer.passes.variables import InlineScalars
+from reducer.sandbox import Outcome
+from reducer.search import Reduction
+from reducer.size import size_of
+
+KERNEL = """def k(a, b):
+    c = output_tensor((a.shape[0], a.shape[1]), a.dtype)
+    for i in range(a.shape[0]):
+        for j in range(a.shape[1]):
+            t = a[i, j] * 2.0
+            c[i, j] = c[i, j] + t * b[0, j]
+    return c
+"""
+
+
+def case(source: str = KERNEL, shapes=((4, 6), (1, 6)), **kw) -> Case:
+    return Case("t", source, "k", tuple(TensorSpec(s, "float32") for s in shapes), **kw)
+
+
+def sources(p, c: Case) -> list[str]:
+    return [x.source for x in p.candidates(c)]
+
+
+def test_flatten_fixes_the_loop_variable_to_its_first_value() -> None:
+    out = sources(FlattenControl(), case())
+    assert "c[0, j] = c[0, j] + t * b[0, j]" in out[0] and "for i" not in out[0]
+
+
+def test_inline_scalar_removes_the_temporary() -> None:
+    (out,) = sources(InlineScalars(), case())
+    assert "t =" not in out and "c[i, j] + a[i, j] * 2.0 * b[0, j]" in out
+
+
+def test_drop_unit_axis_rewrites_shape_and_every_index() -> None:
+    (cand,) = list(DropUnitAxes().candidates(case()))
+    assert cand.inputs[1].shape == (6,) and "b[j]" in cand.source
+    infer_outputs(cand)  # still a valid kernel
+
+
+def test_linked_dims_shrink_together() -> None:
+    c = case(shapes=((6, 6), (1, 6)))
+    first = next(ShrinkLinkedDims().candidates(c))
+    assert first.inputs[0].shape == (1, 1) and first.inputs[1].shape == (1, 1)
+    assert smaller_values(64) == [1, 2, 16, 32, 48, 63]
+
+
+def test_expression_passes_only_shrink() -> None:
+    c = case()
+    for p in (ExpressionToOperand(), ExpressionToConstant(), CompactAssignments()):
+        for cand in p.candidates(c):
+            assert size_of(cand).tokens <= size_of(c).tokens
+    assert any("c[i, j] += t * b[0, j]" in s for s in sources(CompactAssignments(), c))
+    assert any("range(4)" in s for s in sources(ExpressionToConstant(), c))  # shape read -> its value
+
+
+def test_unused_input_is_dropped_with_its_parameter() -> None:
+    c = case(KERNEL.replace(" * b[0, j]", ""))
+    (cand,) = list(RemoveUnusedInputs().candidates(c))
+    assert cand.source.startswith("def k(a):") and len(cand.inputs) == 1
+
+
+def test_attr_values_and_dim_groups_simplify() -> None:
+    c = case(attrs={"dim": "0 0 16 1 0 1 8 1", "n": 5})
+    values = [x.attrs["dim"] for x in SimplifyAttrValues().candidates(c) if x.attrs["n"] == 5]
+    assert "" in values and "0 1 8 1" in values and "0 0 1 1 0 1 8 1" in values
+    kept = DeleteEntries("attrs").keep(c, 0, [1])
+    assert kept.attrs == {"n": 5}
+
+
+def test_ddmin_finds_the_two_needed_attrs_among_many() -> None:
+    """A fake compile that fails only while attrs a3 and a11 are both present."""
+    attrs = {f"a{i}": i for i in range(16)}
+
+    def compile_(c: Case, outputs) -> Outcome:
+        fails = "a3" in c.attrs and "a11" in c.attrs
+        text = "[ERROR] AKG:x [t.cc:1] [t] Check failed: boom" if fails else ""
+        return Outcome(1 if fails else 0, None, False, False, 0.0, 0.0, text)
+
+    oracle = Oracle(Expectation("error", "Check failed: boom", "t.cc:1", exact=True), compiler=compile_)
+    result = Reduction(case(attrs=attrs), oracle, schedule=[DeleteEntries("attrs")]).run()
+    assert result.attrs == {"a3": 3, "a11": 11}
+    assert oracle.counters.compiles < 40  # ddmin, not 2^16
