@@ -34,8 +34,8 @@ KEY_LOG_LINES = 12
 class Redactor:
     """Replaces local paths, the user and the host name in text that leaves this machine."""
 
-    def __init__(self, toolchain: Toolchain) -> None:
-        pairs: list[tuple[str, str]] = []
+    def __init__(self, toolchain: Toolchain, env: dict[str, str]) -> None:
+        pairs: list[tuple[str, str]] = [(v, "<redacted>") for k, v in env.items() if SECRET_NAME.search(k)]
         if toolchain.mindspore_dir:
             pairs.append((str(Path(toolchain.mindspore_dir).parent), "<site-packages>"))
         pairs += [
@@ -172,7 +172,7 @@ def _publish(staging: Path, target: Path) -> None:
 def write_bundle(b: BundleInput, out_dir: Path) -> Path:
     """Write OUT/<name>/ and OUT/<name>.tar.gz; returns the bundle folder."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    redact = Redactor(b.toolchain)
+    redact = Redactor(b.toolchain, b.original.env)
     staging = Path(tempfile.mkdtemp(prefix=f".{b.reduced.name}.", dir=out_dir))
     try:
         for name, text in _files(b, redact).items():

@@ -15,7 +15,7 @@ from rich.console import Console
 from reducer.case import Case, load_case, load_yaml
 from reducer.errors import InputError, NotFailingError
 from reducer.hybrid import InvalidKernel
-from reducer.oracle import Oracle
+from reducer.oracle import Counters, Oracle
 from reducer.session import Events, original_signature, reduce_case
 from reducer.size import size_of
 
@@ -53,6 +53,7 @@ class _Progress:
 
     def __init__(self, case: Case) -> None:
         self.start = time.monotonic()
+        self.counters = Counters()
         self.status = err.status("starting", spinner="dots")
         self.original = size_of(case)
 
@@ -60,16 +61,26 @@ class _Progress:
         err.print(f"[{time.monotonic() - self.start:6.1f}s] {text}")
         self.status.update(text)
 
+    def _status(self, name: str, case: Case) -> None:
+        self.status.update(
+            f"pass {name}: best {size_of(case).tokens} tokens, {self.counters.compiles} compiles, "
+            f"{self.counters.invalid} rejected, {time.monotonic() - self.start:.0f} s"
+        )
+
+    def on_oracle(self, counters: Counters) -> None:
+        self.counters = counters
+
     def on_pass(self, name: str, case: Case) -> None:
-        self.status.update(f"pass {name}: {size_of(case).tokens} tokens")
+        self._status(name, case)
 
     def on_improve(self, name: str, case: Case) -> None:
         s = size_of(case)
         err.print(
             f"[{time.monotonic() - self.start:6.1f}s] {name:<13} tokens {s.tokens:>4}/{self.original.tokens}"
-            f"  statements {s.statements:>3}  volume {s.volume:>8}  attrs {s.attrs}  env {s.env}",
+            f"  statements {s.statements:>3}  volume {s.volume:>8}  attrs {s.attrs}  env {s.env}"
+            f"  | compiles {self.counters.compiles}  rejected {self.counters.invalid}",
         )
-        self.status.update(f"pass {name}: {s.tokens} tokens")
+        self._status(name, case)
 
 
 @app.command("run")
@@ -84,7 +95,7 @@ def run(
         case = _load(crash, timeout)
         files = _original_files(crash)
         progress = _Progress(case)
-        events = Events(on_pass=progress.on_pass, on_improve=progress.on_improve, on_stage=progress.stage)
+        events = Events(progress.on_pass, progress.on_improve, progress.stage, progress.on_oracle)
         with progress.status:
             bundle, stats = reduce_case(case, files, output, jobs, events)
     except InputError as exc:

@@ -17,7 +17,7 @@ from reducer.bundle import BundleInput, write_bundle
 from reducer.case import Case, Expectation, TensorSpec
 from reducer.errors import NotFailingError
 from reducer.hybrid import InvalidKernel, infer_outputs
-from reducer.oracle import Oracle
+from reducer.oracle import Counters, Oracle
 from reducer.search import Reduction
 from reducer.signature import Signature, matches
 from reducer.size import size_of
@@ -33,6 +33,7 @@ class Events:
     on_pass: Callable[[str, Case], None] = lambda name, case: None
     on_improve: Callable[[str, Case], None] = lambda name, case: None
     on_stage: Callable[[str], None] = lambda stage: None
+    on_oracle: Callable[[Counters], None] = lambda counters: None
 
 
 def original_signature(case: Case, oracle_factory: Callable[[Expectation], Oracle]) -> Signature:
@@ -110,6 +111,7 @@ def reduce_case(
     sig = original_signature(case, lambda e: Oracle(e, jobs))
     expectation = sig.expectation()
     oracle = Oracle(expectation, jobs)
+    events.on_oracle(oracle.counters)
     checkpoint = Checkpoint(out_dir, case)
     start = case
     resumed = checkpoint.load(case)

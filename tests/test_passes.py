@@ -32,9 +32,10 @@ def sources(p, c: Case) -> list[str]:
     return [x.source for x in p.candidates(c)]
 
 
-def test_flatten_fixes_the_loop_variable_to_its_first_value() -> None:
-    out = sources(FlattenControl(), case())
-    assert "c[0, j] = c[0, j] + t * b[0, j]" in out[0] and "for i" not in out[0]
+def test_flatten_fixes_the_loop_variable_to_its_first_value_innermost_first() -> None:
+    inner, outer = sources(FlattenControl(), case())
+    assert "c[i, 0] = c[i, 0] + t * b[0, 0]" in inner and "for j" not in inner
+    assert "c[0, j] = c[0, j] + t * b[0, j]" in outer and "for i" not in outer
 
 
 def test_inline_scalar_removes_the_temporary() -> None:

@@ -148,3 +148,12 @@ def test_cli_reduce_and_check_round_trip(fake_case: Path, tmp_path: Path) -> Non
     assert check.returncode == 0, check.stderr
     assert "gemm_m.size() <= FormatM.size()" in check.stdout and "fake_tiling.cc:193" in check.stdout
     assert size_of(load_case(bundle / "crash.yaml")).tokens < size_of(load_case(fake_case)).tokens
+
+
+def test_bundle_has_no_local_paths_users_or_secrets(tmp_path: Path) -> None:
+    crash = write_case(tmp_path / "secret", env={"MS_DEV_FAKE": "1", "HUB_TOKEN": "s3cr3t-value-42"})
+    bundle, _ = _reduce(crash, tmp_path / "out")
+    text = "".join(p.read_text(errors="replace") for p in bundle.rglob("*") if p.is_file())
+    assert "s3cr3t-value-42" not in text
+    assert str(tmp_path) not in text and str(Path.cwd()) not in text
+    assert "HUB_TOKEN" in (bundle / "original" / "crash.yaml").read_text()  # the key stays, the value goes

@@ -61,9 +61,12 @@ def replace_at(case: Case, index: int, make: Callable[[ast.AST], Replacement]) -
     return render(case, func)
 
 
-def node_edits(case: Case, options: Callable[[ast.AST], list[Replacement]]) -> Iterator[Case]:
-    """One candidate per (node, option), nodes in preorder: outer (bigger) edits first."""
+def node_edits(
+    case: Case, options: Callable[[ast.AST], list[Replacement]], innermost_first: bool = False
+) -> Iterator[Case]:
+    """One candidate per (node, option), nodes in preorder (outer, bigger edits first) or reversed."""
     func = parse(case)
-    for index, node in enumerate(preorder(func)):
+    nodes = list(enumerate(preorder(func)))
+    for index, node in reversed(nodes) if innermost_first else nodes:
         for k in range(len(options(node))):
             yield replace_at(case, index, lambda n, k=k: copy.deepcopy(options(n)[k]))
