@@ -12,6 +12,7 @@ from reducer.case import Case
 from reducer.hybrid import UNARY
 from reducer.passes.ast_edit import Replacement, node_edits, parse
 
+FOLDABLE = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod)
 BINARY_CALLS = {"max", "min", "power", "atan2", "ceil_div"}
 
 
@@ -36,6 +37,10 @@ def _is_shape_read(node: ast.AST) -> bool:
 def _fold(node: ast.BinOp) -> ast.Constant | None:
     left, right = node.left, node.right
     if not (isinstance(left, ast.Constant) and isinstance(right, ast.Constant)):
+        return None
+    if not isinstance(node.op, FOLDABLE) or not all(
+        isinstance(v, (int, float)) and abs(v) < 1e9 for v in (left.value, right.value)
+    ):
         return None
     try:
         value = eval(compile(ast.Expression(node), "<fold>", "eval"), {"__builtins__": {}})
