@@ -70,3 +70,16 @@ def node_edits(
     for index, node in reversed(nodes) if innermost_first else nodes:
         for k in range(len(options(node))):
             yield replace_at(case, index, lambda n, k=k: copy.deepcopy(options(n)[k]))
+
+
+def allocated_shapes(func: ast.FunctionDef) -> Iterator[tuple[str, ast.Tuple]]:
+    """(name, shape tuple) of every `name = allocate((...), ...)` / `output_tensor((...), ...)`."""
+    for node in ast.walk(func):
+        if (
+            isinstance(node, ast.Assign)
+            and isinstance(node.targets[0], ast.Name)
+            and isinstance(node.value, ast.Call)
+            and node.value.args
+            and isinstance(node.value.args[0], ast.Tuple)
+        ):
+            yield node.targets[0].id, node.value.args[0]

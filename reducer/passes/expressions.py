@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 
 from reducer.case import Case
 from reducer.hybrid import UNARY
-from reducer.passes.ast_edit import Replacement, node_edits, parse
+from reducer.passes.ast_edit import Replacement, allocated_shapes, node_edits, parse
 
 FOLDABLE = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod)
 BINARY_CALLS = {"max", "min", "power", "atan2", "ceil_div"}
@@ -87,16 +87,10 @@ def _known_shapes(case: Case) -> dict[str, tuple[int, ...]]:
     """Shapes readable without running the kernel: the inputs, and tensors allocated with constant dims."""
     func = parse(case)
     shapes = {a.arg: t.shape for a, t in zip(func.args.args, case.inputs, strict=True)}
-    for node in ast.walk(func):
-        if (
-            isinstance(node, ast.Assign)
-            and isinstance(node.targets[0], ast.Name)
-            and isinstance(node.value, ast.Call)
-            and node.value.args
-            and isinstance(node.value.args[0], ast.Tuple)
-            and all(isinstance(e, ast.Constant) and isinstance(e.value, int) for e in node.value.args[0].elts)
-        ):
-            shapes[node.targets[0].id] = tuple(e.value for e in node.value.args[0].elts)  # type: ignore[attr-defined]
+    for name, dims in allocated_shapes(func):
+        values = [e.value for e in dims.elts if isinstance(e, ast.Constant) and isinstance(e.value, int)]
+        if len(values) == len(dims.elts):
+            shapes[name] = tuple(values)
     return shapes
 
 

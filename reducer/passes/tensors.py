@@ -7,7 +7,7 @@ import ast
 from collections.abc import Iterator
 
 from reducer.case import Case, TensorSpec
-from reducer.passes.ast_edit import parse, render
+from reducer.passes.ast_edit import allocated_shapes, parse, render
 
 Dim = tuple[int, int]  # (input index, axis)
 SIMPLER_DTYPE = {
@@ -116,18 +116,6 @@ class _DropIndex(ast.NodeTransformer):
         return node
 
 
-def _allocated_shapes(func: ast.FunctionDef) -> Iterator[tuple[str, ast.Tuple]]:
-    for node in ast.walk(func):
-        if (
-            isinstance(node, ast.Assign)
-            and isinstance(node.targets[0], ast.Name)
-            and isinstance(node.value, ast.Call)
-            and node.value.args
-            and isinstance(node.value.args[0], ast.Tuple)
-        ):
-            yield node.targets[0].id, node.value.args[0]
-
-
 class DropUnitAxes:
     """Lower the rank of a tensor along an axis of extent 1: fewer dims, shorter indices."""
 
@@ -145,13 +133,13 @@ class DropUnitAxes:
                     inputs = list(case.inputs)
                     inputs[i] = TensorSpec(shape, spec.dtype)
                     yield render(case, edited).with_(inputs=tuple(inputs))
-        for index, (name, dims) in enumerate(_allocated_shapes(func)):
+        for index, (name, dims) in enumerate(allocated_shapes(func)):
             rank = len(dims.elts)
             for axis in range(rank if rank > 1 else 0):
                 dim = dims.elts[axis]
                 if isinstance(dim, ast.Constant) and dim.value == 1:
                     edited = parse(case)
                     _DropIndex(name, axis, rank).visit(edited)
-                    target = list(_allocated_shapes(edited))[index][1]
+                    target = list(allocated_shapes(edited))[index][1]
                     del target.elts[axis]
                     yield render(case, edited)
