@@ -4,6 +4,7 @@ crash.yaml` compiles a case once and prints its signature. Parses arguments, cal
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import time
 from pathlib import Path
@@ -83,6 +84,10 @@ class _Progress:
         self._status(name, case)
 
 
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
 @app.command("run")
 def run(
     crash: Annotated[Path, typer.Argument(help="crash.yaml describing the failing kernel")],
@@ -91,6 +96,7 @@ def run(
     timeout: Annotated[float | None, typer.Option("--timeout", min=0.1, help="seconds per compile")] = None,
 ) -> None:
     """Reduce CRASH to the smallest case that fails the same way and write OUT/<name>/ + .tar.gz."""
+    signal.signal(signal.SIGTERM, _interrupt)
     try:
         case = _load(crash, timeout)
         files = _original_files(crash)

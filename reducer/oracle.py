@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from reducer.akg import compile_case
 from reducer.case import Case, Expectation, TensorSpec
 from reducer.hybrid import InvalidKernel, infer_outputs
-from reducer.sandbox import Outcome
+from reducer.sandbox import Outcome, cancel_all
 from reducer.signature import Signature, matches, signature_of
 
 
@@ -88,6 +88,13 @@ class Oracle:
         earliest interesting one wins, so the result equals a sequential scan."""
         if self.jobs == 1:
             return next((i for i, c in enumerate(candidates) if self.interesting(c)), None)
+        try:
+            return self._first_parallel(candidates)
+        except KeyboardInterrupt:
+            cancel_all()  # before the pool waits for the compiles in flight
+            raise
+
+    def _first_parallel(self, candidates: Sequence[Case]) -> int | None:
         with ThreadPoolExecutor(self.jobs) as pool:
             pending: dict[Future[bool], int] = {}
             results: dict[int, bool] = {}

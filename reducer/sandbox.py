@@ -10,6 +10,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -21,6 +22,16 @@ import psutil
 OUTPUT_KEEP = 256 * 1024  # bytes kept from each end of the output
 FILE_SIZE_LIMIT = 1 << 30  # no single file the compile writes may exceed this
 POLL_SECONDS = 0.02
+_cancelled = threading.Event()
+
+
+def cancel_all() -> None:
+    """Kill every compile in flight in this process (on Ctrl-C or SIGTERM) and refuse new ones."""
+    _cancelled.set()
+
+
+def allow_compiles() -> None:
+    _cancelled.clear()
 
 
 @dataclass(frozen=True)
@@ -95,6 +106,8 @@ def run_sandboxed(
     """Write `files` into a fresh dir, run `command` there and return its Outcome.
 
     `collect(dir)` runs before the dir is removed, to keep artefacts such as IR dumps."""
+    if _cancelled.is_set():
+        raise KeyboardInterrupt
     workdir = Path(tempfile.mkdtemp(prefix="akg-reduce-"))
     try:
         for name, text in files.items():
@@ -132,10 +145,14 @@ def run_sandboxed(
                     if time.monotonic() - start > timeout:
                         timed_out = True
                         break
+                    if _cancelled.is_set():
+                        break
             finally:
                 seen.update({p.pid: p for p in _tree(root)})
                 _kill(proc.pid, seen)
                 proc.wait()
+        if _cancelled.is_set():
+            raise KeyboardInterrupt
         seconds = time.monotonic() - start
         code = proc.returncode
         output = _read_capped(log_path)

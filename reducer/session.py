@@ -18,6 +18,7 @@ from reducer.case import Case, Expectation, TensorSpec
 from reducer.errors import NotFailingError
 from reducer.hybrid import InvalidKernel, infer_outputs
 from reducer.oracle import Counters, Oracle
+from reducer.sandbox import allow_compiles, cancel_all
 from reducer.search import Reduction
 from reducer.signature import Signature, matches
 from reducer.size import size_of
@@ -106,6 +107,7 @@ def reduce_case(
 ) -> tuple[Path, dict[str, Any]]:
     """Reduce `case`; returns the bundle folder and the reduction statistics."""
     events = events or Events()
+    allow_compiles()
     toolchain = find_toolchain(case.python, case.compiler)
     events.on_stage("running the original")
     sig = original_signature(case, lambda e: Oracle(e, jobs))
@@ -127,6 +129,7 @@ def reduce_case(
     try:
         best = search.run()
     except KeyboardInterrupt:
+        cancel_all()
         checkpoint.save(search.best)
         raise
     events.on_stage("confirming the result")

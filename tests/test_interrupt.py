@@ -1,0 +1,111 @@
+"""Interrupting a reduction: SIGTERM/SIGINT exit 130 with the best case on disk, still failing the same
+way; kill -9 loses at most the compiles in flight; a rerun resumes and ends where a fresh run ends."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+from conftest import write_case
+
+from reducer.case import Expectation, TensorSpec, load_case
+from reducer.oracle import Oracle
+
+
+def start(crash: Path, out: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "reducer", str(crash), "-o", str(out), "-j", "2"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def wait_for_checkpoint(out: Path, proc: subprocess.Popen[str], seconds: float = 60) -> Path:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        found = list((out / ".akg-reduce-state").glob("*.json")) if (out / ".akg-reduce-state").exists() else []
+        if found:
+            return found[0]
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.05)
+    raise AssertionError("no checkpoint written")
+
+
+def checkpoint_still_fails(crash: Path, checkpoint: Path) -> bool:
+    original = load_case(crash)
+    best = json.loads(checkpoint.read_text())["best"]
+    case = original.with_(
+        source=best["source"],
+        attrs=best["attrs"],
+        env=best["env"],
+        inputs=tuple(TensorSpec(tuple(t["shape"]), t["dtype"]) for t in best["inputs"]),
+    )
+    expect = Expectation("error", "Check failed: gemm_m.size() <= FormatM.size()", "fake_tiling.cc:193")
+    return Oracle(expect).interesting(case)
+
+
+def processes_mentioning(text: str) -> list[psutil.Process]:
+    found = []
+    for p in psutil.process_iter(["cmdline"]):
+        if text in " ".join(p.info["cmdline"] or []):
+            found.append(p)
+    return found
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_signal_saves_best_and_rerun_resumes(tmp_path: Path, sig: signal.Signals) -> None:
+    crash = write_case(tmp_path / "case", env={"FAKE_COMPILER_SLEEP": "0.3"})
+    out = tmp_path / "out"
+    proc = start(crash, out)
+    checkpoint = wait_for_checkpoint(out, proc)
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    assert "rerun to resume" in err and "Traceback" not in err
+    assert checkpoint_still_fails(crash, checkpoint)
+    assert not processes_mentioning(str(tmp_path))  # no compile left running
+    resumed = subprocess.run(
+        [sys.executable, "-m", "reducer", str(crash), "-o", str(out), "-j", "2"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    assert "resuming from the checkpoint" in resumed.stderr
+    fresh = subprocess.run(
+        [sys.executable, "-m", "reducer", str(crash), "-o", str(tmp_path / "fresh"), "-j", "2"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert fresh.returncode == 0
+    assert (out / "case" / "kernel.py").read_text() == (tmp_path / "fresh" / "case" / "kernel.py").read_text()
+
+
+def test_kill_9_loses_at_most_the_compiles_in_flight(tmp_path: Path) -> None:
+    crash = write_case(tmp_path / "case", env={"FAKE_COMPILER_SLEEP": "0.3"})
+    out = tmp_path / "out"
+    proc = start(crash, out)
+    checkpoint = wait_for_checkpoint(out, proc)
+    time.sleep(1.0)
+    before = json.loads(checkpoint.read_text())
+    proc.kill()
+    proc.communicate()
+    time.sleep(1.0)  # compiles in flight are in their own sessions; they end by themselves
+    after = json.loads(checkpoint.read_text())  # the file is whole: written by rename
+    assert after["original"] == before["original"]
+    assert checkpoint_still_fails(crash, checkpoint)
+    rerun = subprocess.run(
+        [sys.executable, "-m", "reducer", str(crash), "-o", str(out), "-j", "2"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert rerun.returncode == 0 and "resuming from the checkpoint" in rerun.stderr
