@@ -18,6 +18,7 @@ from reducer.errors import InputError
 DTYPES = ("float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool")
 KINDS = ("error", "signal", "timeout", "memory")
 MAX_DIM = 2**31 - 1
+MAX_YAML_NODES = 100_000
 
 
 @dataclass(frozen=True)
@@ -145,11 +146,29 @@ def load_yaml(path: Path) -> Any:
     except OSError as exc:
         raise InputError(f"{path}: cannot read ({exc.strerror})") from None
     try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        if node is not None and _expanded_size(node, {}) > MAX_YAML_NODES:
+            raise InputError(f"{path}: YAML expands to more than {MAX_YAML_NODES} values (alias bomb?)")
         return yaml.safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         at = f" at line {mark.line + 1}" if mark else ""
         raise InputError(f"{path}: not valid YAML{at}") from None
+    except RecursionError:
+        raise InputError(f"{path}: YAML nested too deeply") from None
+
+
+def _expanded_size(node: yaml.Node, memo: dict[int, int]) -> int:
+    """How many values the document has once aliases are expanded (aliases share composed nodes)."""
+    if id(node) in memo:
+        return memo[id(node)]
+    size = 1
+    if isinstance(node, yaml.SequenceNode):
+        size += sum(_expanded_size(child, memo) for child in node.value)
+    elif isinstance(node, yaml.MappingNode):
+        size += sum(_expanded_size(k, memo) + _expanded_size(v, memo) for k, v in node.value)
+    memo[id(node)] = min(size, MAX_YAML_NODES + 1)
+    return memo[id(node)]
 
 
 def function_source(source: str, function: str | None, origin: str) -> tuple[str, str]:
@@ -158,6 +177,8 @@ def function_source(source: str, function: str | None, origin: str) -> tuple[str
         tree = ast.parse(source)
     except SyntaxError as exc:
         raise InputError(f"{origin}: Python syntax error at line {exc.lineno}: {exc.msg}") from None
+    except (RecursionError, ValueError, MemoryError) as exc:
+        raise InputError(f"{origin}: not a Python kernel ({type(exc).__name__})") from None
     funcs = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
     if function is None:
         if len(funcs) != 1:

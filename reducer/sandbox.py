@@ -1,5 +1,6 @@
 """One compile in isolation: a fresh temp dir, its own session and process group, a wall-clock timeout, a
-memory cap on the whole process tree, core dumps off, output capped; the tree is killed at the end."""
+memory cap on the whole process tree, a size cap per file and a quota on the temp dir, core dumps off,
+output capped (head and tail kept); the tree is killed and the temp dir removed at the end."""
 
 from __future__ import annotations
 
@@ -20,7 +21,9 @@ from typing import Any
 import psutil
 
 OUTPUT_KEEP = 256 * 1024  # bytes kept from each end of the output
-FILE_SIZE_LIMIT = 1 << 30  # no single file the compile writes may exceed this
+FILE_SIZE_LIMIT = 256 << 20  # no single file the compile writes may exceed this
+DIR_QUOTA = 2 << 30  # all files in the compile's temp dir together
+DIR_CHECK_SECONDS = 0.5
 POLL_SECONDS = 0.02
 _cancelled = threading.Event()
 
@@ -46,10 +49,11 @@ class Outcome:
     peak_mb: float
     output: str
     collected: Any = field(default=None, compare=False)
+    over_quota: bool = False
 
     @property
     def failed(self) -> bool:
-        return self.returncode != 0 or self.timed_out or self.out_of_memory
+        return self.returncode != 0 or self.timed_out or self.out_of_memory or self.over_quota
 
 
 def _limits() -> None:
@@ -79,6 +83,15 @@ def _kill(pgid: int, seen: dict[int, psutil.Process]) -> None:
         with contextlib.suppress(psutil.NoSuchProcess, psutil.AccessDenied):
             proc.kill()
     psutil.wait_procs(list(seen.values()), timeout=2)
+
+
+def _dir_bytes(root: Path) -> int:
+    total = 0
+    for dirpath, _, names in os.walk(root):
+        for name in names:
+            with contextlib.suppress(OSError):
+                total += os.lstat(os.path.join(dirpath, name)).st_size
+    return total
 
 
 def _read_capped(path: Path) -> str:
@@ -115,7 +128,8 @@ def run_sandboxed(
         log_path = workdir / ".compile-output"
         start = time.monotonic()
         peak = 0.0
-        timed_out = out_of_memory = False
+        timed_out = out_of_memory = over_quota = False
+        next_dir_check = start + DIR_CHECK_SECONDS
         seen: dict[int, psutil.Process] = {}
         with log_path.open("wb") as log:
             proc = subprocess.Popen(
@@ -147,6 +161,11 @@ def run_sandboxed(
                         break
                     if _cancelled.is_set():
                         break
+                    if time.monotonic() > next_dir_check:
+                        next_dir_check = time.monotonic() + DIR_CHECK_SECONDS
+                        if _dir_bytes(workdir) > DIR_QUOTA:
+                            over_quota = True
+                            break
             finally:
                 seen.update({p.pid: p for p in _tree(root)})
                 _kill(proc.pid, seen)
@@ -159,13 +178,14 @@ def run_sandboxed(
         collected = collect(workdir) if collect else None
         return Outcome(
             returncode=None if code < 0 else code,
-            signal=-code if code < 0 and not (timed_out or out_of_memory) else None,
+            signal=-code if code < 0 and not (timed_out or out_of_memory or over_quota) else None,
             timed_out=timed_out,
             out_of_memory=out_of_memory,
             seconds=seconds,
             peak_mb=peak,
             output=output,
             collected=collected,
+            over_quota=over_quota,
         )
     finally:
         shutil.rmtree(workdir, ignore_errors=True)

@@ -97,6 +97,8 @@ def signature_of(outcome: Outcome, timeout: float) -> Signature:
         return Signature("timeout", f"compile did not finish within {timeout:g} s", "", ())
     if outcome.out_of_memory:
         return Signature("memory", "compile exceeded its memory cap", "", ())
+    if outcome.over_quota:
+        return Signature("memory", "compile exceeded its temp dir quota", "", ())
     lines = outcome.output.splitlines()
     frames = _frames(lines)
     akg = [m for m in (_AKG_ERROR.match(line.strip()) for line in lines) if m]

@@ -65,7 +65,32 @@ def test_exit_zero_that_prints_an_error_is_an_error() -> None:
     assert signature_of(out, 5).kind == "error"
 
 
-def test_temp_dirs_are_removed() -> None:
-    before = set(Path(tempfile.gettempdir()).glob("akg-reduce-*"))
+def test_temp_dirs_are_removed(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     py("open('big.bin', 'wb').write(b'0' * 1000)")
-    assert set(Path(tempfile.gettempdir()).glob("akg-reduce-*")) == before
+    py("import time; time.sleep(60)", timeout=0.5)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_abort_is_a_signal() -> None:
+    out = py("import os; os.abort()")
+    assert out.signal == 6
+
+
+def test_one_huge_file_is_stopped_by_the_file_size_cap(monkeypatch) -> None:
+    from reducer import sandbox
+
+    monkeypatch.setattr(sandbox, "FILE_SIZE_LIMIT", 1 << 20)
+    out = py("open('huge.bin', 'wb').write(b'0' * (8 << 20))")
+    assert out.returncode != 0 and "File too large" in out.output  # Python turns SIGXFSZ into EFBIG
+
+
+def test_many_files_hit_the_temp_dir_quota(monkeypatch) -> None:
+    from reducer import sandbox
+    from reducer.signature import signature_of
+
+    monkeypatch.setattr(sandbox, "DIR_QUOTA", 4 << 20)
+    code = "import time\nfor i in range(10_000):\n    open(f'f{i}', 'wb').write(b'0' * 65536)\ntime.sleep(30)"
+    out = py(code, timeout=20)
+    assert out.over_quota and not out.timed_out
+    assert signature_of(out, 20).kind == "memory"
