@@ -74,7 +74,8 @@ class BundleInput:
     toolchain: Toolchain
     sizes: dict[str, Size]
     stats: dict[str, Any]
-    confirmations: int
+    confirmed: int
+    confirm_runs: int
 
 
 def _key_log(log: str, signature: Signature) -> str:
@@ -117,7 +118,8 @@ def _files(b: BundleInput, redact: Redactor) -> dict[str, str]:
         "original": b.sizes["original"],
         "reduced": b.sizes["reduced"],
         "stats": b.stats,
-        "confirmations": b.confirmations,
+        "confirmed": b.confirmed,
+        "confirm_runs": b.confirm_runs,
     }
     repro = _render(
         "repro.py.j2",
@@ -137,7 +139,8 @@ def _files(b: BundleInput, redact: Redactor) -> dict[str, str]:
         "original": b.sizes["original"].to_dict(),
         "reduced": b.sizes["reduced"].to_dict(),
         **b.stats,
-        "confirmations": b.confirmations,
+        "confirmations": b.confirmed,
+        "confirmation_runs": b.confirm_runs,
     }
     env_json = {**env_facts, "compile_env": reduced.env, "attrs": reduced.attrs, "target": reduced.target}
     files = {

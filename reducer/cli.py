@@ -16,7 +16,7 @@ from rich.console import Console
 from reducer.case import Case, load_case, load_yaml
 from reducer.errors import InputError, NotFailingError
 from reducer.hybrid import InvalidKernel
-from reducer.oracle import Counters, Oracle
+from reducer.oracle import Counters
 from reducer.session import Events, original_signature, reduce_case
 from reducer.size import size_of
 
@@ -94,6 +94,9 @@ def run(
     output: Annotated[Path, typer.Option("-o", "--output", help="where the bundle goes")] = Path("out"),
     jobs: Annotated[int, typer.Option("-j", "--jobs", min=1, help="compiles at once")] = os.cpu_count() or 1,
     timeout: Annotated[float | None, typer.Option("--timeout", min=0.1, help="seconds per compile")] = None,
+    repeat: Annotated[
+        int, typer.Option("--repeat", min=1, help="flaky failures: a candidate counts if any of N compiles fails")
+    ] = 1,
 ) -> None:
     """Reduce CRASH to the smallest case that fails the same way and write OUT/<name>/ + .tar.gz."""
     signal.signal(signal.SIGTERM, _interrupt)
@@ -103,7 +106,7 @@ def run(
         progress = _Progress(case)
         events = Events(progress.on_pass, progress.on_improve, progress.stage, progress.on_oracle)
         with progress.status:
-            bundle, stats = reduce_case(case, files, output, jobs, events)
+            bundle, stats = reduce_case(case, files, output, jobs, events, repeat)
     except InputError as exc:
         raise _fail(EXIT_BAD_INPUT, str(exc)) from None
     except NotFailingError as exc:
@@ -121,7 +124,7 @@ def check(crash: Annotated[Path, typer.Argument(help="crash.yaml to compile once
     """Compile CRASH once and print its failure signature (exit 3 if it does not fail as expected)."""
     try:
         case = load_case(crash)
-        sig = original_signature(case, lambda e: Oracle(e))
+        sig = original_signature(case, runs=1).signature
     except InputError as exc:
         raise _fail(EXIT_BAD_INPUT, str(exc)) from None
     except (NotFailingError, InvalidKernel) as exc:

@@ -45,9 +45,10 @@ Compiler = Callable[[Case, tuple[TensorSpec, ...]], Outcome]
 
 
 class Oracle:
-    def __init__(self, expect: Expectation, jobs: int = 1, compiler: Compiler = compile_case) -> None:
+    def __init__(self, expect: Expectation, jobs: int = 1, compiler: Compiler = compile_case, repeat: int = 1) -> None:
         self.expect = expect
         self.jobs = max(1, jobs)
+        self.repeat = max(1, repeat)
         self.counters = Counters()
         self._compile = compiler
         self._cache: dict[str, Verdict] = {}
@@ -62,6 +63,11 @@ class Oracle:
             self.counters.compile_seconds += outcome.seconds
         return signature_of(outcome, case.timeout), outcome
 
+    def run_many(self, case: Case, times: int) -> list[Signature]:
+        """Compile the same case `times` times, up to `jobs` at once."""
+        with ThreadPoolExecutor(self.jobs) as pool:
+            return [sig for sig, _ in pool.map(self.run, [case] * times)]
+
     def verdict(self, case: Case) -> Verdict:
         key = case.key()
         with self._lock:
@@ -70,8 +76,11 @@ class Oracle:
                 self.counters.cache_hits += 1
                 return cached
         try:
-            sig, _ = self.run(case)
-            verdict = Verdict(matches(sig, self.expect), sig)
+            for _ in range(self.repeat):  # a flaky failure counts when any of `repeat` compiles shows it
+                sig, _ = self.run(case)
+                verdict = Verdict(matches(sig, self.expect), sig)
+                if verdict.interesting:
+                    break
         except InvalidKernel as exc:
             with self._lock:
                 self.counters.invalid += 1

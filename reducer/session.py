@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import tempfile
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,10 +21,11 @@ from reducer.hybrid import InvalidKernel, infer_outputs
 from reducer.oracle import Counters, Oracle
 from reducer.sandbox import allow_compiles, cancel_all
 from reducer.search import Reduction
-from reducer.signature import Signature, matches
+from reducer.signature import Signature, matches, signature_of
 from reducer.size import size_of
 
 CONFIRM_RUNS = 3
+PROBE_RUNS = 3
 STATE_DIR = ".akg-reduce-state"
 
 
@@ -37,22 +39,48 @@ class Events:
     on_oracle: Callable[[Counters], None] = lambda counters: None
 
 
-def original_signature(case: Case, oracle_factory: Callable[[Expectation], Oracle]) -> Signature:
-    """Run the original; it must fail, and as `expect` says when given."""
+@dataclass(frozen=True)
+class Reproduction:
+    """How the original fails: its signature and in how many of the probe runs it failed that way."""
+
+    signature: Signature
+    matching: int
+    runs: int
+
+    @property
+    def flaky(self) -> bool:
+        return self.matching < self.runs
+
+
+def original_signature(case: Case, runs: int = PROBE_RUNS, jobs: int = 1, repeat: int = 1) -> Reproduction:
+    """Run the original `runs` times; it must fail, as `expect` says when given, and every time unless
+    `repeat` > 1 accepts a flaky failure."""
     try:
         infer_outputs(case)
     except InvalidKernel as exc:
         raise NotFailingError(f"the original kernel is not valid Hybrid DSL: {exc}") from None
-    probe = oracle_factory(case.expect or Expectation("error"))
-    sig, _ = probe.run(case)
-    if sig.kind == "none":
+    signatures = Oracle(case.expect or Expectation("error"), jobs).run_many(case, runs)
+    failing = [s for s in signatures if s.kind != "none"]
+    if not failing:
         raise NotFailingError("the original case compiles without error; nothing to reduce")
-    if case.expect is not None and not matches(sig, case.expect):
+    if case.expect is not None:
+        wanted = [s for s in failing if matches(s, case.expect)]
+        if not wanted:
+            raise NotFailingError(
+                f"the original fails differently from expect: got {failing[0].one_line()}; "
+                f"expected {case.expect.kind} {case.expect.message!r} at {case.expect.where!r}"
+            )
+        sig = wanted[0]
+    else:
+        sig = Counter(failing).most_common(1)[0][0]
+    matching = sum(matches(s, sig.expectation()) for s in signatures)
+    if matching < runs and repeat == 1:
+        others = "; ".join(sorted({s.one_line() if s.kind != "none" else "compiled" for s in signatures}))
         raise NotFailingError(
-            f"the original fails differently from expect: got {sig.one_line()}; "
-            f"expected {case.expect.kind} {case.expect.message!r} at {case.expect.where!r}"
+            f"flaky: the original failed with [{sig.one_line()}] in {matching} of {runs} runs ({others}); "
+            "rerun with --repeat N to count a candidate when any of N compiles fails that way"
         )
-    return sig
+    return Reproduction(sig, matching, runs)
 
 
 class Checkpoint:
@@ -104,15 +132,17 @@ def reduce_case(
     out_dir: Path,
     jobs: int,
     events: Events | None = None,
+    repeat: int = 1,
 ) -> tuple[Path, dict[str, Any]]:
-    """Reduce `case`; returns the bundle folder and the reduction statistics."""
+    """Reduce `case`; returns the bundle folder and the reduction statistics. With `repeat` > 1 a flaky
+    failure is accepted: a candidate counts when any of `repeat` compiles fails the same way."""
     events = events or Events()
     allow_compiles()
     toolchain = find_toolchain(case.python, case.compiler)
     events.on_stage("running the original")
-    sig = original_signature(case, lambda e: Oracle(e, jobs))
-    expectation = sig.expectation()
-    oracle = Oracle(expectation, jobs)
+    original = original_signature(case, PROBE_RUNS, jobs, repeat)
+    expectation = original.signature.expectation()
+    oracle = Oracle(expectation, jobs, repeat=repeat)
     events.on_oracle(oracle.counters)
     checkpoint = Checkpoint(out_dir, case)
     start = case
@@ -133,21 +163,29 @@ def reduce_case(
         checkpoint.save(search.best)
         raise
     events.on_stage("confirming the result")
-    signatures = [oracle.run(best)[0] for _ in range(CONFIRM_RUNS)]
-    if not all(matches(s, expectation) for s in signatures):
+    signatures = oracle.run_many(best, CONFIRM_RUNS * repeat)
+    same = [s for s in signatures if matches(s, expectation)]
+    if not same or (repeat == 1 and len(same) < len(signatures)):
         raise NotFailingError(
-            "the reduced case does not fail the same way on every re-run (flaky compiler?): "
-            + "; ".join(s.one_line() for s in signatures)
+            "the reduced case does not fail the same way on every re-run (flaky compiler? try --repeat): "
+            + "; ".join(sorted({s.one_line() for s in signatures}))
         )
     events.on_stage("collecting IR and writing the bundle")
     outputs = infer_outputs(best)
     with tempfile.TemporaryDirectory(prefix="akg-reduce-ir-") as ir_tmp:
         ir_dir = Path(ir_tmp)
-        final = compile_case(best, outputs, dump_ir=True, collect=_collect_ir(ir_dir))
+        for _ in range(repeat):  # a flaky failure may need more than one compile to show up in the log
+            shutil.rmtree(ir_dir, ignore_errors=True)
+            ir_dir.mkdir()
+            final = compile_case(best, outputs, dump_ir=True, collect=_collect_ir(ir_dir))
+            if matches(signature_of(final, best.timeout), expectation):
+                break
         stats = {
             **oracle.counters.to_dict(),
             "rounds": search.rounds,
             "resumed": resumed is not None and start is resumed,
+            "repeat": repeat,
+            "original_runs": f"{original.matching} of {original.runs}",
         }
         bundle = write_bundle(
             BundleInput(
@@ -155,14 +193,15 @@ def reduce_case(
                 original_files=original_files,
                 reduced=best,
                 outputs=outputs,
-                signature=signatures[0],
+                signature=same[0],
                 expectation=expectation,
                 log=final.output,
                 ir_dir=ir_dir,
                 toolchain=toolchain,
                 sizes={"original": size_of(case), "reduced": size_of(best)},
                 stats=stats,
-                confirmations=CONFIRM_RUNS,
+                confirmed=len(same),
+                confirm_runs=len(signatures),
             ),
             out_dir,
         )

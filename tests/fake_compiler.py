@@ -5,12 +5,14 @@ Bug A (the one the tests reduce): a multiplication stored inside at least two ne
 input dimension >= 3 -> an AKG-style `Check failed` in fake_tiling.cc. With attrs {"needed": false} it
 does not fire, so a test can make the failure depend on an attr.
 Bug B (a different bug a reduction must not slip to): no multiplication left and an attr named "trap".
-FAKE_COMPILER_SLEEP in the environment makes every compile take that many seconds.
+FAKE_COMPILER_SLEEP in the environment makes every compile take that many seconds; with
+FAKE_COMPILER_FLAKY=p a compile passes with probability p whatever the kernel.
 """
 
 import ast
 import json
 import os
+import random
 import sys
 import time
 
@@ -26,6 +28,8 @@ def _store_depths(node: ast.AST, depth: int = 0):
 
 def main() -> int:
     time.sleep(float(os.environ.get("FAKE_COMPILER_SLEEP", "0")))
+    if random.random() < float(os.environ.get("FAKE_COMPILER_FLAKY", "0")):
+        return 0  # a flaky compiler: this time the bug does not show
     with open(sys.argv[1]) as fh:
         info = json.load(fh)
     attrs = json.loads(sys.argv[3]) if len(sys.argv) > 3 else {}
