@@ -21,6 +21,7 @@ import jinja2
 
 from reducer.akg import Toolchain, host_facts
 from reducer.case import Case, Expectation, case_to_yaml
+from reducer.errors import InputError
 from reducer.info import build_info
 from reducer.signature import Signature, message_regex
 from reducer.size import Size
@@ -158,11 +159,16 @@ def _files(b: BundleInput, redact: Redactor) -> dict[str, str]:
     return {name: redact.text(text) for name, text in files.items()}
 
 
+def refuse_foreign(target: Path) -> None:
+    """An existing folder that akg-reduce did not write is never replaced."""
+    if target.exists() and not (target / MARKER).exists():
+        raise InputError(f"{target} exists and is not an akg-reduce bundle; not overwriting it (choose another -o)")
+
+
 def _publish(staging: Path, target: Path) -> None:
     """Replace `target` by `staging` with renames only, so a reader never sees half a bundle."""
     if target.exists():
-        if not (target / MARKER).exists():
-            raise FileExistsError(f"{target} exists and is not an akg-reduce bundle; not overwriting it")
+        refuse_foreign(target)
         old = target.with_name(f".{target.name}.old")
         shutil.rmtree(old, ignore_errors=True)
         target.rename(old)

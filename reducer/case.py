@@ -82,7 +82,7 @@ class Case:
 
 
 class _TensorModel(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
     shape: list[int]
     dtype: str
 
@@ -105,14 +105,14 @@ class _TensorModel(BaseModel):
 
 
 class _ExpectModel(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
     kind: Literal["error", "signal", "timeout", "memory"]
     message: str = ""
     where: str = ""
 
 
 class _CrashModel(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
     name: str | None = None
     kernel: str
     function: str | None = None

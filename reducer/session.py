@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from reducer.akg import compile_case, find_toolchain
-from reducer.bundle import BundleInput, write_bundle
+from reducer.bundle import BundleInput, refuse_foreign, write_bundle
 from reducer.case import Case, Expectation, TensorSpec
 from reducer.errors import NotFailingError
 from reducer.hybrid import InvalidKernel, infer_outputs
@@ -138,6 +138,7 @@ def reduce_case(
     failure is accepted: a candidate counts when any of `repeat` compiles fails the same way."""
     events = events or Events()
     allow_compiles()
+    refuse_foreign(out_dir / case.name)
     toolchain = find_toolchain(case.python, case.compiler)
     events.on_stage("running the original")
     original = original_signature(case, PROBE_RUNS, jobs, repeat)

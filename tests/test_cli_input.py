@@ -79,3 +79,19 @@ def test_original_failing_differently_from_expect_exits_3(tmp_path: Path) -> Non
     crash = write_case(tmp_path / "other", expect={"kind": "error", "message": "Unhandled Evaluate"})
     run = run_cli("check", str(crash))
     assert run.returncode == 3 and "fails differently from expect" in run.stderr
+
+
+def test_very_deep_yaml_is_bad_input(tmp_path: Path) -> None:
+    crash = tmp_path / "crash.yaml"
+    crash.write_text("a: " + "[" * 5000 + "]" * 5000)
+    run = run_cli("check", str(crash))
+    assert run.returncode == 2 and "nested too deeply" in run.stderr and "Traceback" not in run.stderr
+
+
+def test_refuses_to_overwrite_a_folder_it_did_not_write(fake_case: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    (out / "matmul_bias").mkdir(parents=True)
+    (out / "matmul_bias" / "precious.txt").write_text("mine")
+    run = run_cli(str(fake_case), "-o", str(out), "-j", "1")
+    assert run.returncode == 2 and "not an akg-reduce bundle" in run.stderr
+    assert (out / "matmul_bias" / "precious.txt").read_text() == "mine"
