@@ -55,7 +55,7 @@ class Redactor:
             text = text.replace(old, new)
         for word in self.words:
             text = re.sub(rf"\b{re.escape(word)}\b", "<redacted>", text)
-        return re.sub(r"<tmp>/akg-reduce-\w+", "<workdir>", text)
+        return re.sub(r"<tmp>/akg-reduce-[\w-]+", "<workdir>", text)
 
     @staticmethod
     def env(env: dict[str, str]) -> dict[str, str]:

@@ -5,6 +5,7 @@ output capped (head and tail kept); the tree is killed and the temp dir removed 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import resource
 import shutil
@@ -25,6 +26,8 @@ FILE_SIZE_LIMIT = 256 << 20  # no single file the compile writes may exceed this
 DIR_QUOTA = 2 << 30  # all files in the compile's temp dir together
 DIR_CHECK_SECONDS = 0.5
 POLL_SECONDS = 0.02
+PR_SET_PDEATHSIG = 1
+PREFIX = "akg-reduce-"
 _cancelled = threading.Event()
 
 
@@ -57,8 +60,18 @@ class Outcome:
 
 
 def _limits() -> None:
+    # The compile dies with the thread that waits for it, even when the reducer is killed with -9.
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     resource.setrlimit(resource.RLIMIT_FSIZE, (FILE_SIZE_LIMIT, FILE_SIZE_LIMIT))
+
+
+def sweep_orphans() -> None:
+    """Remove the temp dirs of reducers that died without cleaning up (kill -9)."""
+    for path in Path(tempfile.gettempdir()).glob(f"{PREFIX}*-*"):
+        pid = path.name[len(PREFIX) :].split("-", 1)[0]
+        if pid.isdigit() and not psutil.pid_exists(int(pid)):
+            shutil.rmtree(path, ignore_errors=True)
 
 
 def _tree(root: psutil.Process) -> list[psutil.Process]:
@@ -121,7 +134,7 @@ def run_sandboxed(
     `collect(dir)` runs before the dir is removed, to keep artefacts such as IR dumps."""
     if _cancelled.is_set():
         raise KeyboardInterrupt
-    workdir = Path(tempfile.mkdtemp(prefix="akg-reduce-"))
+    workdir = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-"))
     try:
         for name, text in files.items():
             (workdir / name).write_text(text, encoding="utf-8")

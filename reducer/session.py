@@ -19,7 +19,7 @@ from reducer.case import Case, Expectation, TensorSpec
 from reducer.errors import NotFailingError
 from reducer.hybrid import InvalidKernel, infer_outputs
 from reducer.oracle import Counters, Oracle
-from reducer.sandbox import allow_compiles, cancel_all
+from reducer.sandbox import allow_compiles, cancel_all, sweep_orphans
 from reducer.search import Reduction
 from reducer.signature import Signature, matches, signature_of
 from reducer.size import size_of
@@ -138,6 +138,7 @@ def reduce_case(
     failure is accepted: a candidate counts when any of `repeat` compiles fails the same way."""
     events = events or Events()
     allow_compiles()
+    sweep_orphans()
     refuse_foreign(out_dir / case.name)
     toolchain = find_toolchain(case.python, case.compiler)
     events.on_stage("running the original")

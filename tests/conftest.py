@@ -67,3 +67,18 @@ def write_case(folder: Path, kernel: str = MATMUL_KERNEL, **fields: object) -> P
 @pytest.fixture
 def fake_case(tmp_path: Path) -> Path:
     return write_case(tmp_path / "matmul_bias")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def nothing_left_behind():
+    """After the whole suite: no compile process still running and no sandbox temp dir left."""
+    import tempfile
+
+    import psutil
+
+    tmp = Path(tempfile.gettempdir())
+    before = set(tmp.glob("akg-reduce-*"))
+    yield
+    children = psutil.Process().children(recursive=True)
+    assert not children, [c.cmdline() for c in children]
+    assert set(tmp.glob("akg-reduce-*")) <= before

@@ -4,6 +4,7 @@ traceback, and nothing is compiled."""
 
 from __future__ import annotations
 
+import json
 import tempfile
 from pathlib import Path
 
@@ -66,15 +67,23 @@ documents = st.one_of(
     st.builds(lambda k: {f: v for f, v in VALID.items() if f != k}, st.sampled_from(["kernel", "inputs"])),
     not_a_mapping,
 )
+
+
+def _bomb(levels: int, tail: str, head: str = "", indent: str = "") -> bytes:
+    lines = [f"{indent}a0: &a0 [x, x, x, x, x, x, x, x, x]"]
+    lines += [f"{indent}a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]" for i in range(1, levels)]
+    return (head + "\n".join(lines) + "\n" + tail).encode()
+
+
 raw_files = st.one_of(
     st.binary(min_size=1, max_size=40).map(lambda b: b"\xff" + b),
     st.integers(20, 300).map(lambda n: ("a: " + "[" * n + "]" * n).encode()),
+    st.integers(6, 9).map(lambda n: _bomb(n, f"inputs: *a{n - 1}\nkernel: k.py\n")),
+    # the bomb where any value is welcome: expanding it (attrs are hashed as JSON) would hang the reducer
     st.integers(6, 9).map(
-        lambda n: (
-            "a0: &a0 [x, x, x, x, x, x, x, x, x]\n"
-            + "".join(f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]\n" for i in range(1, n))
-            + f"inputs: *a{n - 1}\nkernel: k.py\n"
-        ).encode()
+        lambda n: _bomb(
+            n, "inputs: [{shape: [4], dtype: float32}]\nkernel: " + json.dumps(VALID["kernel"]), "attrs:\n", "  "
+        )
     ),
     st.text(max_size=40).map(lambda t: ("name: [" + t).encode()),
 )

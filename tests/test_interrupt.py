@@ -109,3 +109,26 @@ def test_kill_9_loses_at_most_the_compiles_in_flight(tmp_path: Path) -> None:
         timeout=600,
     )
     assert rerun.returncode == 0 and "resuming from the checkpoint" in rerun.stderr
+
+
+def test_compiles_die_with_a_killed_reducer_and_its_temp_dirs_are_swept(tmp_path: Path, monkeypatch) -> None:
+    import tempfile
+
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    crash = write_case(tmp_path / "case", env={"FAKE_COMPILER_SLEEP": "5"})
+    out = tmp_path / "out"
+    proc = start(crash, out)
+    deadline = time.monotonic() + 30
+    while not list((tmp_path / "tmp").glob("akg-reduce-*")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.kill()
+    proc.communicate()
+    time.sleep(0.5)
+    assert not processes_mentioning(str(tmp_path / "case"))  # no compile outlives the reducer
+    assert list((tmp_path / "tmp").glob("akg-reduce-*"))  # left behind by kill -9 ...
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    from reducer.sandbox import sweep_orphans
+
+    sweep_orphans()
+    assert not list((tmp_path / "tmp").glob("akg-reduce-*"))  # ... and swept by the next run
