@@ -7,6 +7,7 @@ import shutil
 import textwrap
 from pathlib import Path
 
+import psutil
 import pytest
 import yaml
 
@@ -64,6 +65,11 @@ def write_case(folder: Path, kernel: str = MATMUL_KERNEL, **fields: object) -> P
     return path
 
 
+def processes_mentioning(text: str) -> list[psutil.Process]:
+    """Running processes whose command line contains `text`."""
+    return [p for p in psutil.process_iter(["cmdline"]) if text in " ".join(p.info["cmdline"] or [])]
+
+
 @pytest.fixture
 def fake_case(tmp_path: Path) -> Path:
     return write_case(tmp_path / "matmul_bias")
@@ -73,8 +79,6 @@ def fake_case(tmp_path: Path) -> Path:
 def nothing_left_behind():
     """After the whole suite: no compile process still running and no sandbox temp dir left."""
     import tempfile
-
-    import psutil
 
     tmp = Path(tempfile.gettempdir())
     before = set(tmp.glob("akg-reduce-*"))

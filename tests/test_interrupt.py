@@ -10,9 +10,8 @@ import sys
 import time
 from pathlib import Path
 
-import psutil
 import pytest
-from conftest import write_case
+from conftest import processes_mentioning, write_case
 
 from reducer.case import Expectation, TensorSpec, load_case
 from reducer.oracle import Oracle
@@ -49,14 +48,6 @@ def checkpoint_still_fails(crash: Path, checkpoint: Path) -> bool:
     )
     expect = Expectation("error", "Check failed: gemm_m.size() <= FormatM.size()", "fake_tiling.cc:193")
     return Oracle(expect).interesting(case)
-
-
-def processes_mentioning(text: str) -> list[psutil.Process]:
-    found = []
-    for p in psutil.process_iter(["cmdline"]):
-        if text in " ".join(p.info["cmdline"] or []):
-            found.append(p)
-    return found
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])

@@ -6,7 +6,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-import psutil
+from conftest import processes_mentioning
 
 from reducer.sandbox import run_sandboxed
 
@@ -15,18 +15,10 @@ def py(code: str, timeout: float = 5, memory: int = 512):
     return run_sandboxed([sys.executable, "-c", code], {}, {"PATH": "/usr/bin:/bin"}, timeout, memory)
 
 
-def _leftovers(marker: str) -> list[psutil.Process]:
-    found = []
-    for p in psutil.process_iter(["cmdline"]):
-        if marker in " ".join(p.info["cmdline"] or []):
-            found.append(p)
-    return found
-
-
 def test_hang_times_out_and_leaves_no_process() -> None:
     out = py("import time; time.sleep(600)  # hang-marker-1", timeout=1)
     assert out.timed_out and out.seconds < 10
-    assert not _leftovers("hang-marker-1")
+    assert not processes_mentioning("hang-marker-1")
 
 
 def test_children_ignoring_sigterm_are_killed() -> None:
@@ -38,7 +30,7 @@ def test_children_ignoring_sigterm_are_killed() -> None:
     )
     out = py(code, timeout=1)
     assert out.timed_out
-    assert not _leftovers("child-marker-2")
+    assert not processes_mentioning("child-marker-2")
 
 
 def test_segfault_is_a_signal() -> None:
