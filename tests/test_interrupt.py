@@ -50,12 +50,13 @@ def checkpoint_still_fails(crash: Path, checkpoint: Path) -> bool:
     return Oracle(expect).interesting(case)
 
 
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
-def test_signal_saves_best_and_rerun_resumes(tmp_path: Path, sig: signal.Signals) -> None:
+@pytest.mark.parametrize(("sig", "delay"), [(signal.SIGTERM, 0.0), (signal.SIGINT, 0.7), (signal.SIGTERM, 1.9)])
+def test_signal_saves_best_and_rerun_resumes(tmp_path: Path, sig: signal.Signals, delay: float) -> None:
     crash = write_case(tmp_path / "case", env={"FAKE_COMPILER_SLEEP": "0.3"})
     out = tmp_path / "out"
     proc = start(crash, out)
     checkpoint = wait_for_checkpoint(out, proc)
+    time.sleep(delay)  # at different points of the search: mid-compile, mid-pass, between passes
     proc.send_signal(sig)
     _, err = proc.communicate(timeout=30)
     assert proc.returncode == 130, err
