@@ -44,13 +44,6 @@ class Toolchain:
     python_version: str
     compiler_script: str
 
-    def identity(self) -> dict[str, Any]:
-        return {
-            "mindspore": self.mindspore_version,
-            "python": self.python_version,
-            "compiler": "mindspore-akg" if self.mindspore_dir else Path(self.compiler_script).name,
-        }
-
 
 @functools.cache
 def find_toolchain(python: str | None, compiler: str | None) -> Toolchain:

@@ -8,7 +8,6 @@ import itertools
 import math
 import sys
 import warnings
-from dataclasses import dataclass
 from types import FrameType
 from typing import Any
 
@@ -83,7 +82,6 @@ INTRINSICS: dict[str, Any] = {
     "min": min,
 }
 CPU_UNSUPPORTED = {"atan2", "expm1", "float16"}
-BUILTIN_NAMES = {"max", "min", "True", "False", "None"}
 
 # A full Python run of a kernel on zero inputs checks indices too; past this many executed lines it is
 # cut short and only the output shapes (from a run with empty loops) are used.
@@ -92,11 +90,6 @@ LINE_BUDGET = 200_000
 
 class InvalidKernel(Exception):
     """The candidate is not a kernel MindSpore would hand to AKG; it is rejected without a compile."""
-
-
-@dataclass(frozen=True)
-class Shapes:
-    outputs: tuple[TensorSpec, ...]
 
 
 def parse_function(source: str) -> ast.FunctionDef:

@@ -54,10 +54,6 @@ class Outcome:
     collected: Any = field(default=None, compare=False)
     over_quota: bool = False
 
-    @property
-    def failed(self) -> bool:
-        return self.returncode != 0 or self.timed_out or self.out_of_memory or self.over_quota
-
 
 def _limits() -> None:
     # The compile dies with the thread that waits for it, even when the reducer is killed with -9.
