@@ -15,7 +15,7 @@ from rich.console import Console
 
 from reducer.case import Case, load_case, load_yaml
 from reducer.errors import InputError, NotFailingError
-from reducer.hybrid import InvalidKernel
+from reducer.hybrid import InvalidKernel, infer_outputs
 from reducer.oracle import Counters
 from reducer.session import Events, original_signature, reduce_case
 from reducer.size import size_of
@@ -34,8 +34,13 @@ def _fail(code: int, message: str) -> typer.Exit:
     return typer.Exit(code)
 
 
-def _load(path: Path, timeout: float | None) -> Case:
+def _load(path: Path, timeout: float | None = None) -> Case:
+    """A valid case: crash.yaml well formed and its kernel valid Hybrid DSL, else an InputError."""
     case = load_case(path)
+    try:
+        infer_outputs(case)
+    except InvalidKernel as exc:
+        raise InputError(f"{path}: field 'kernel': not a valid Hybrid DSL kernel: {exc}") from None
     return case.with_(timeout=timeout) if timeout else case
 
 
@@ -123,11 +128,11 @@ def run(
 def check(crash: Annotated[Path, typer.Argument(help="crash.yaml to compile once")]) -> None:
     """Compile CRASH once and print its failure signature (exit 3 if it does not fail as expected)."""
     try:
-        case = load_case(crash)
+        case = _load(crash)
         sig = original_signature(case, runs=1).signature
     except InputError as exc:
         raise _fail(EXIT_BAD_INPUT, str(exc)) from None
-    except (NotFailingError, InvalidKernel) as exc:
+    except NotFailingError as exc:
         raise _fail(EXIT_NOT_FAILING, str(exc)) from None
     out.print(sig.one_line())
 

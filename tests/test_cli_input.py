@@ -95,3 +95,9 @@ def test_refuses_to_overwrite_a_folder_it_did_not_write(fake_case: Path, tmp_pat
     run = run_cli(str(fake_case), "-o", str(out), "-j", "1")
     assert run.returncode == 2 and "not an akg-reduce bundle" in run.stderr
     assert (out / "matmul_bias" / "precious.txt").read_text() == "mine"
+
+
+def test_kernel_that_is_not_hybrid_dsl_is_bad_input(tmp_path: Path) -> None:
+    crash = write_case(tmp_path / "bad", kernel="def k(a, b, c):\n    return 0\n")
+    run = run_cli("check", str(crash))
+    assert run.returncode == 2 and "field 'kernel': not a valid Hybrid DSL kernel" in run.stderr

@@ -50,9 +50,9 @@ def checkpoint_still_fails(crash: Path, checkpoint: Path) -> bool:
     return Oracle(expect).interesting(case)
 
 
-@pytest.mark.parametrize(("sig", "delay"), [(signal.SIGTERM, 0.0), (signal.SIGINT, 0.7), (signal.SIGTERM, 1.9)])
+@pytest.mark.parametrize(("sig", "delay"), [(signal.SIGTERM, 0.0), (signal.SIGINT, 0.4), (signal.SIGTERM, 0.9)])
 def test_signal_saves_best_and_rerun_resumes(tmp_path: Path, sig: signal.Signals, delay: float) -> None:
-    crash = write_case(tmp_path / "case", env={"FAKE_COMPILER_SLEEP": "0.3"})
+    crash = write_case(tmp_path / "case", env={"FAKE_COMPILER_SLEEP": "0.5"})
     out = tmp_path / "out"
     proc = start(crash, out)
     checkpoint = wait_for_checkpoint(out, proc)
