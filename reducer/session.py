@@ -142,7 +142,7 @@ def reduce_case(
     refuse_foreign(out_dir / case.name)
     toolchain = find_toolchain(case.python, case.compiler)
     events.on_stage("running the original")
-    original = original_signature(case, PROBE_RUNS, jobs, repeat)
+    original = original_signature(case, PROBE_RUNS * repeat, jobs, repeat)
     expectation = original.signature.expectation()
     oracle = Oracle(expectation, jobs, repeat=repeat)
     events.on_oracle(oracle.counters)
