@@ -185,7 +185,7 @@ def reduce_case(
         stats = {
             **oracle.counters.to_dict(),
             "rounds": search.rounds,
-            "resumed": resumed is not None and start is resumed,
+            "resumed": start is not case,
             "repeat": repeat,
             "original_runs": f"{original.matching} of {original.runs}",
         }
