@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from reducer.case import load_case
-from reducer.session import reduce_case
+from reducer.session import Settings, reduce_case
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"
 
@@ -28,7 +28,7 @@ def main() -> None:
             crash = CORPUS / name / "crash.yaml"
             files = {"crash.yaml": crash.read_text()}
             start = time.monotonic()
-            bundle, stats = reduce_case(load_case(crash), files, Path(out), args.jobs)
+            bundle, stats = reduce_case(load_case(crash), files, Path(out), Settings(jobs=args.jobs))
             wall = time.monotonic() - start
             r = json.loads((bundle / "reduction.json").read_text())
             o, m = r["original"], r["reduced"]

@@ -1,9 +1,12 @@
 """The AKG compiler driver: finds MindSpore under an interpreter and turns a Case into MindSpore's own
-compile command (`compiler.py k.info AKG '<attrs>' <dir>`) run in the sandbox."""
+compile command (`compiler.py k.info AKG '<attrs>' <dir>`), run in the sandbox cold or forked from a
+warm worker."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import hashlib
 import json
 import os
 import platform
@@ -14,13 +17,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from reducer.cache import compile_key
 from reducer.case import Case, TensorSpec
 from reducer.errors import InputError
 from reducer.info import info_text
-from reducer.sandbox import Outcome, run_sandboxed
+from reducer.sandbox import Outcome, run_sandboxed, supervise
+from reducer.warm import WorkerDied, WorkerPool, WorkerUnavailable
 
 COMPILER_SCRIPT = "_extends/parallel_compile/akg_compiler/compiler.py"
 PLUGIN_DIR = "lib/plugin/cpu"
+WORKER_ATTEMPTS = 2  # a compile whose worker died is rerun once in a fresh worker
 
 _PROBE = """
 import importlib.metadata, importlib.util, json, platform, sys
@@ -90,17 +96,54 @@ def compile_case(
     outputs: tuple[TensorSpec, ...],
     dump_ir: bool = False,
     collect: Callable[[Path], Any] | None = None,
+    pool: WorkerPool | None = None,
 ) -> Outcome:
-    """One cold compile of `case` by MindSpore's AKG entry, in the sandbox."""
+    """One compile of `case` by MindSpore's AKG entry, in the sandbox: forked from a warm worker of
+    `pool` when given (a worker that dies mid-compile is replaced and the compile rerun), else cold."""
     toolchain = find_toolchain(case.python, case.compiler)
-    return run_sandboxed(
-        compile_command(toolchain, case.attrs),
-        {"k.info": info_text(case, outputs)},
-        compile_env(toolchain, case.env, dump_ir),
-        case.timeout,
-        case.memory,
-        collect,
-    )
+    command = compile_command(toolchain, case.attrs)
+    env = compile_env(toolchain, case.env, dump_ir)
+    files = {"k.info": info_text(case, outputs)}
+    if pool is not None:
+        key = pool.key(toolchain.python, toolchain.compiler_script, env)
+        for _ in range(WORKER_ATTEMPTS):
+            if not pool.usable(key):
+                break
+            try:
+                with pool.worker(key) as worker:
+                    launch = functools.partial(worker.launch, command[1:])
+                    return supervise(launch, files, case.time_limit, case.memory, collect)
+            except WorkerUnavailable:
+                break
+            except WorkerDied:
+                continue
+    return run_sandboxed(command, files, env, case.time_limit, case.memory, collect)
+
+
+@functools.cache
+def compiler_identity(toolchain: Toolchain) -> dict[str, str]:
+    """What makes two compilers the same for the persistent cache: interpreter, MindSpore version, and the
+    exact compile entry script and AKG library (content hash, size and mtime)."""
+    identity = {
+        "python": toolchain.python,
+        "python_version": toolchain.python_version,
+        "mindspore": toolchain.mindspore_version or "",
+        "script": toolchain.compiler_script,
+        "script_sha256": hashlib.sha256(Path(toolchain.compiler_script).read_bytes()).hexdigest(),
+    }
+    if toolchain.mindspore_dir:
+        library = Path(toolchain.mindspore_dir) / PLUGIN_DIR / "libakg.so"
+        with contextlib.suppress(OSError):
+            stat = library.stat()
+            identity["libakg"] = f"{stat.st_size}:{stat.st_mtime_ns}"
+    return identity
+
+
+def cache_key(case: Case, outputs: tuple[TensorSpec, ...]) -> str:
+    """The persistent-cache key of compiling `case`: exactly what the compiler is given, and who compiles."""
+    toolchain = find_toolchain(case.python, case.compiler)
+    compiler_input = {"info": info_text(case, outputs), "attrs": case.attrs, "env": case.env}
+    return compile_key(compiler_identity(toolchain), compiler_input)
 
 
 def host_facts(toolchain: Toolchain) -> dict[str, str]:

@@ -132,7 +132,7 @@ def _files(b: BundleInput, redact: Redactor) -> dict[str, str]:
         kind=b.signature.kind,
         message_regex=message_regex(b.signature.message),
         where=where,
-        timeout=int(max(b.reduced.timeout, 60)),
+        timeout=int(max(b.reduced.time_limit, 60)),
         target=b.reduced.target,
     )
     reduction = {

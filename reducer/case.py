@@ -18,6 +18,7 @@ from reducer.errors import InputError
 DTYPES = ("float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool")
 KINDS = ("error", "signal", "timeout", "memory")
 MAX_DIM = 2**31 - 1
+DEFAULT_TIMEOUT = 60.0  # seconds per compile when neither crash.yaml nor --timeout says
 MAX_YAML_NODES = 100_000
 
 
@@ -58,9 +59,14 @@ class Case:
     target: str = "cpu"
     python: str | None = None
     compiler: str | None = None
-    timeout: float = 60.0
+    timeout: float | None = None  # None: the reducer chooses (see session.adaptive_timeout)
     memory: int = 4096
     expect: Expectation | None = None
+
+    @property
+    def time_limit(self) -> float:
+        """Seconds one compile of this case may take."""
+        return DEFAULT_TIMEOUT if self.timeout is None else self.timeout
 
     def with_(self, **changes: Any) -> Case:
         return replace(self, **changes)
@@ -122,7 +128,7 @@ class _CrashModel(BaseModel):
     target: Literal["cpu", "cuda", "aicore"] = "cpu"
     python: str | None = None
     compiler: str | None = None
-    timeout: float = Field(default=60.0, gt=0, le=24 * 3600)
+    timeout: float | None = Field(default=None, gt=0, le=24 * 3600)
     memory: int = Field(default=4096, ge=64, le=1024 * 1024)
     expect: _ExpectModel | None = None
 
@@ -262,9 +268,10 @@ def case_to_yaml(case: Case, kernel_file: str, expect: Expectation | None) -> st
         "attrs": case.attrs,
         "env": case.env,
         "target": case.target,
-        "timeout": case.timeout,
         "memory": case.memory,
     }
+    if case.timeout is not None:
+        data["timeout"] = case.timeout
     if expect is not None:
         data["expect"] = expect.to_dict()
     return yaml.safe_dump(data, sort_keys=False, default_flow_style=None, width=110)

@@ -13,11 +13,12 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from reducer.cache import default_cache_path
 from reducer.case import Case, load_case, load_yaml
 from reducer.errors import InputError, NotFailingError
 from reducer.hybrid import InvalidKernel, infer_outputs
 from reducer.oracle import Counters
-from reducer.session import Events, original_signature, reduce_case
+from reducer.session import Events, Settings, original_signature, reduce_case
 from reducer.size import size_of
 
 EXIT_BAD_INPUT = 2
@@ -98,10 +99,15 @@ def run(
     crash: Annotated[Path, typer.Argument(help="crash.yaml describing the failing kernel")],
     output: Annotated[Path, typer.Option("-o", "--output", help="where the bundle goes")] = Path("out"),
     jobs: Annotated[int, typer.Option("-j", "--jobs", min=1, help="compiles at once")] = os.cpu_count() or 1,
-    timeout: Annotated[float | None, typer.Option("--timeout", min=0.1, help="seconds per compile")] = None,
+    timeout: Annotated[
+        float | None,
+        typer.Option("--timeout", min=0.1, help="seconds per compile (default: 10 x the original's, at least 10)"),
+    ] = None,
     repeat: Annotated[
         int, typer.Option("--repeat", min=1, help="flaky failures: a candidate counts if any of N compiles fails")
     ] = 1,
+    cold: Annotated[bool, typer.Option("--cold", help="a new process per compile instead of a warm worker")] = False,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="do not read or write the persistent cache")] = False,
 ) -> None:
     """Reduce CRASH to the smallest case that fails the same way and write OUT/<name>/ + .tar.gz."""
     signal.signal(signal.SIGTERM, _interrupt)
@@ -111,7 +117,8 @@ def run(
         progress = _Progress(case)
         events = Events(progress.on_pass, progress.on_improve, progress.stage, progress.on_oracle)
         with progress.status:
-            bundle, stats = reduce_case(case, files, output, jobs, events, repeat)
+            settings = Settings(jobs, repeat, cold, None if no_cache else default_cache_path())
+            bundle, stats = reduce_case(case, files, output, settings, events)
     except InputError as exc:
         raise _fail(EXIT_BAD_INPUT, str(exc)) from None
     except NotFailingError as exc:
@@ -120,7 +127,7 @@ def run(
         raise _fail(EXIT_INTERRUPTED, "interrupted; the best case so far is saved, rerun to resume") from None
     out.print(
         f"bundle: {bundle}  ({stats['compiles']} compiles, {stats['invalid']} rejected, "
-        f"{stats['cache_hits']} cache hits, {stats['seconds']} s)"
+        f"{stats['cache_hits'] + stats['stored_hits']} cache hits, {stats['seconds']} s)"
     )
 
 

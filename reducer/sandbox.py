@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import psutil
 
@@ -28,6 +28,7 @@ DIR_CHECK_SECONDS = 0.5
 POLL_SECONDS = 0.02
 PR_SET_PDEATHSIG = 1
 PREFIX = "akg-reduce-"
+LOG_NAME = ".compile-output"  # stdout and stderr of the compile, in its temp dir
 _cancelled = threading.Event()
 
 
@@ -104,7 +105,10 @@ def _dir_bytes(root: Path) -> int:
 
 
 def _read_capped(path: Path) -> str:
-    size = path.stat().st_size
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:  # the compile died before it opened its log
+        return ""
     with path.open("rb") as fh:
         if size <= 2 * OUTPUT_KEEP:
             data = fh.read()
@@ -117,31 +121,24 @@ def _read_capped(path: Path) -> str:
     return data.decode("utf-8", errors="replace")
 
 
-def run_sandboxed(
-    command: list[str],
-    files: dict[str, str],
-    env: dict[str, str],
-    timeout: float,
-    memory_mb: int,
-    collect: Callable[[Path], Any] | None = None,
-) -> Outcome:
-    """Write `files` into a fresh dir, run `command` there and return its Outcome.
+class Running(Protocol):
+    """A compile that has started: its pid (leader of its own session) and a way to wait for it."""
 
-    `collect(dir)` runs before the dir is removed, to keep artefacts such as IR dumps."""
-    if _cancelled.is_set():
-        raise KeyboardInterrupt
-    workdir = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-"))
-    try:
-        for name, text in files.items():
-            (workdir / name).write_text(text, encoding="utf-8")
-        log_path = workdir / ".compile-output"
-        start = time.monotonic()
-        peak = 0.0
-        timed_out = out_of_memory = over_quota = False
-        next_dir_check = start + DIR_CHECK_SECONDS
-        seen: dict[int, psutil.Process] = {}
-        with log_path.open("wb") as log:
-            proc = subprocess.Popen(
+    pid: int
+
+    def wait(self, seconds: float | None) -> int | None:
+        """Exit code (negative: killed by that signal) once it has ended, None if still running after
+        `seconds` (None: wait as long as it takes)."""
+        ...
+
+
+Launch = Callable[[Path], Running]  # starts the compile in the given dir, output to dir/LOG_NAME
+
+
+class _Subprocess:
+    def __init__(self, command: list[str], workdir: Path, env: dict[str, str]) -> None:
+        with (workdir / LOG_NAME).open("wb") as log:
+            self._proc = subprocess.Popen(
                 command,
                 cwd=workdir,
                 env=env,
@@ -151,43 +148,88 @@ def run_sandboxed(
                 start_new_session=True,
                 preexec_fn=_limits,
             )
-            root = psutil.Process(proc.pid)
-            try:
-                while True:
-                    try:
-                        proc.wait(POLL_SECONDS)
+        self.pid = self._proc.pid
+
+    def wait(self, seconds: float | None) -> int | None:
+        try:
+            return self._proc.wait(seconds)
+        except subprocess.TimeoutExpired:
+            return None
+
+
+def run_sandboxed(
+    command: list[str],
+    files: dict[str, str],
+    env: dict[str, str],
+    timeout: float,
+    memory_mb: int,
+    collect: Callable[[Path], Any] | None = None,
+) -> Outcome:
+    """Write `files` into a fresh dir, run `command` there as a new process and return its Outcome.
+
+    `collect(dir)` runs before the dir is removed, to keep artefacts such as IR dumps."""
+    return supervise(lambda workdir: _Subprocess(command, workdir, env), files, timeout, memory_mb, collect)
+
+
+def supervise(
+    launch: Launch,
+    files: dict[str, str],
+    timeout: float,
+    memory_mb: int,
+    collect: Callable[[Path], Any] | None = None,
+) -> Outcome:
+    """Write `files` into a fresh dir, start the compile there with `launch`, hold it to the limits,
+    kill its tree at the end and return its Outcome."""
+    if _cancelled.is_set():
+        raise KeyboardInterrupt
+    workdir = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-"))
+    try:
+        for name, text in files.items():
+            (workdir / name).write_text(text, encoding="utf-8")
+        start = time.monotonic()
+        peak = 0.0
+        timed_out = out_of_memory = over_quota = False
+        next_dir_check = start + DIR_CHECK_SECONDS
+        seen: dict[int, psutil.Process] = {}
+        running = launch(workdir)
+        code: int | None = None
+        try:
+            root = psutil.Process(running.pid)
+        except psutil.NoSuchProcess:
+            root = None
+        try:
+            while (code := running.wait(POLL_SECONDS)) is None:
+                procs = _tree(root) if root else []
+                seen.update({p.pid: p for p in procs})
+                peak = max(peak, _rss_mb(procs))
+                if peak > memory_mb:
+                    out_of_memory = True
+                    break
+                if time.monotonic() - start > timeout:
+                    timed_out = True
+                    break
+                if _cancelled.is_set():
+                    break
+                if time.monotonic() > next_dir_check:
+                    next_dir_check = time.monotonic() + DIR_CHECK_SECONDS
+                    if _dir_bytes(workdir) > DIR_QUOTA:
+                        over_quota = True
                         break
-                    except subprocess.TimeoutExpired:
-                        pass
-                    procs = _tree(root)
-                    seen.update({p.pid: p for p in procs})
-                    peak = max(peak, _rss_mb(procs))
-                    if peak > memory_mb:
-                        out_of_memory = True
-                        break
-                    if time.monotonic() - start > timeout:
-                        timed_out = True
-                        break
-                    if _cancelled.is_set():
-                        break
-                    if time.monotonic() > next_dir_check:
-                        next_dir_check = time.monotonic() + DIR_CHECK_SECONDS
-                        if _dir_bytes(workdir) > DIR_QUOTA:
-                            over_quota = True
-                            break
-            finally:
+        finally:
+            if root:
                 seen.update({p.pid: p for p in _tree(root)})
-                _kill(proc.pid, seen)
-                proc.wait()
+            _kill(running.pid, seen)
+            if code is None:
+                code = running.wait(None)
         if _cancelled.is_set():
             raise KeyboardInterrupt
         seconds = time.monotonic() - start
-        code = proc.returncode
-        output = _read_capped(log_path)
+        output = _read_capped(workdir / LOG_NAME)
         collected = collect(workdir) if collect else None
+        killed = timed_out or out_of_memory or over_quota
         return Outcome(
             returncode=None if code < 0 else code,
-            signal=-code if code < 0 and not (timed_out or out_of_memory or over_quota) else None,
+            signal=-code if code < 0 and not killed else None,
             timed_out=timed_out,
             out_of_memory=out_of_memory,
             seconds=seconds,

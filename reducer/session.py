@@ -1,32 +1,63 @@
-"""One reduction from crash.yaml to bundle: check the original, resume from a checkpoint, search,
-confirm the result, collect the IR and write the bundle. The CLI only calls into here."""
+"""One reduction from crash.yaml to bundle: check the original, choose the compile timeout, resume from a
+checkpoint, search, confirm the result, collect the IR and write the bundle. The CLI only calls into here."""
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import json
 import os
 import shutil
 import tempfile
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from reducer.akg import compile_case, find_toolchain
 from reducer.bundle import BundleInput, refuse_foreign, write_bundle
+from reducer.cache import CompileCache
 from reducer.case import Case, Expectation, TensorSpec
 from reducer.errors import NotFailingError
 from reducer.hybrid import InvalidKernel, infer_outputs
-from reducer.oracle import Counters, Oracle
+from reducer.oracle import Compiler, Counters, Oracle
 from reducer.sandbox import allow_compiles, cancel_all, sweep_orphans
 from reducer.search import Reduction
 from reducer.signature import Signature, matches, signature_of
 from reducer.size import size_of
+from reducer.warm import WorkerPool
 
 CONFIRM_RUNS = 3
 PROBE_RUNS = 3
 STATE_DIR = ".akg-reduce-state"
+TIMEOUT_FACTOR = 10  # a candidate may take this many times the original's slowest compile ...
+TIMEOUT_FLOOR = 10.0  # ... but never less than this many seconds
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How to run the compiles of one reduction."""
+
+    jobs: int = 1
+    repeat: int = 1  # flaky failures: a candidate counts when any of `repeat` compiles fails the same way
+    cold: bool = False  # a new process per compile instead of forking from a warm worker
+    cache: Path | None = None  # the persistent compile cache; None: off
+
+
+@contextlib.contextmanager
+def compiler_for(settings: Settings) -> Iterator[tuple[Compiler, CompileCache | None]]:
+    """The compile function (warm unless `cold`) and the persistent cache of a session; both are closed,
+    and every worker stopped, on the way out."""
+    pool = None if settings.cold else WorkerPool()
+    cache = CompileCache(settings.cache) if settings.cache else None
+    try:
+        yield functools.partial(compile_case, pool=pool), cache
+    finally:
+        if pool:
+            pool.close()
+        if cache:
+            cache.close()
 
 
 @dataclass
@@ -46,20 +77,24 @@ class Reproduction:
     signature: Signature
     matching: int
     runs: int
+    slowest: float  # seconds of the slowest probe compile
 
     @property
     def flaky(self) -> bool:
         return self.matching < self.runs
 
 
-def original_signature(case: Case, runs: int = PROBE_RUNS, jobs: int = 1, repeat: int = 1) -> Reproduction:
+def original_signature(
+    case: Case, runs: int = PROBE_RUNS, jobs: int = 1, repeat: int = 1, compiler: Compiler = compile_case
+) -> Reproduction:
     """Run the original `runs` times; it must fail, as `expect` says when given, and every time unless
     `repeat` > 1 accepts a flaky failure."""
     try:
         infer_outputs(case)
     except InvalidKernel as exc:
         raise NotFailingError(f"the original kernel is not valid Hybrid DSL: {exc}") from None
-    signatures = Oracle(case.expect or Expectation("error"), jobs).run_many(case, runs)
+    results = Oracle(case.expect or Expectation("error"), jobs, compiler).run_many(case, runs)
+    signatures = [sig for sig, _ in results]
     failing = [s for s in signatures if s.kind != "none"]
     if not failing:
         raise NotFailingError("the original case compiles without error; nothing to reduce")
@@ -80,7 +115,16 @@ def original_signature(case: Case, runs: int = PROBE_RUNS, jobs: int = 1, repeat
             f"flaky: the original failed with [{sig.one_line()}] in {matching} of {runs} runs ({others}); "
             "rerun with --repeat N to count a candidate when any of N compiles fails that way"
         )
-    return Reproduction(sig, matching, runs)
+    return Reproduction(sig, matching, runs, max(outcome.seconds for _, outcome in results))
+
+
+def adaptive_timeout(case: Case, original: Reproduction) -> float | None:
+    """The compile timeout for the candidates when the user set none: TIMEOUT_FACTOR x the original's
+    slowest compile, at least TIMEOUT_FLOOR, so a candidate that hangs is cut early. A hang is the bug
+    itself when the original timed out; then the original's limit stays."""
+    if case.timeout is not None or original.signature.kind == "timeout":
+        return case.timeout
+    return max(TIMEOUT_FACTOR * original.slowest, TIMEOUT_FLOOR)
 
 
 class Checkpoint:
@@ -130,28 +174,43 @@ def reduce_case(
     case: Case,
     original_files: dict[str, str],
     out_dir: Path,
-    jobs: int,
+    settings: Settings,
     events: Events | None = None,
-    repeat: int = 1,
 ) -> tuple[Path, dict[str, Any]]:
-    """Reduce `case`; returns the bundle folder and the reduction statistics. With `repeat` > 1 a flaky
-    failure is accepted: a candidate counts when any of `repeat` compiles fails the same way."""
+    """Reduce `case`; returns the bundle folder and the reduction statistics."""
     events = events or Events()
     allow_compiles()
     sweep_orphans()
     refuse_foreign(out_dir / case.name)
+    with compiler_for(settings) as (compiler, cache):
+        return _reduce(case, original_files, out_dir, settings, events, compiler, cache)
+
+
+def _reduce(
+    case: Case,
+    original_files: dict[str, str],
+    out_dir: Path,
+    settings: Settings,
+    events: Events,
+    compiler: Compiler,
+    cache: CompileCache | None,
+) -> tuple[Path, dict[str, Any]]:
+    repeat = settings.repeat
     toolchain = find_toolchain(case.python, case.compiler)
     events.on_stage("running the original")
-    original = original_signature(case, PROBE_RUNS * repeat, jobs, repeat)
+    original = original_signature(case, PROBE_RUNS * repeat, settings.jobs, repeat, compiler)
+    timeout = adaptive_timeout(case, original)
     expectation = original.signature.expectation()
-    oracle = Oracle(expectation, jobs, repeat=repeat)
+    oracle = Oracle(expectation, settings.jobs, compiler, repeat, cache)
     events.on_oracle(oracle.counters)
     checkpoint = Checkpoint(out_dir, case)
-    start = case
-    resumed = checkpoint.load(case)
+    start = case.with_(timeout=timeout)
+    resumed = checkpoint.load(start)
     if resumed is not None and oracle.interesting(resumed):
         events.on_stage("resuming from the checkpoint")
         start = resumed
+    else:
+        resumed = None
 
     def improved(name: str, best: Case) -> None:
         checkpoint.save(best)
@@ -164,8 +223,10 @@ def reduce_case(
         cancel_all()
         checkpoint.save(search.best)
         raise
+    # The bundle replays with the user's limit (or the default), not the one chosen for the search.
+    best = best.with_(timeout=case.timeout)
     events.on_stage("confirming the result")
-    signatures = oracle.run_many(best, CONFIRM_RUNS * repeat)
+    signatures = [sig for sig, _ in oracle.run_many(best, CONFIRM_RUNS * repeat)]
     same = [s for s in signatures if matches(s, expectation)]
     if not same or (repeat == 1 and len(same) < len(signatures)):
         raise NotFailingError(
@@ -179,15 +240,18 @@ def reduce_case(
         for _ in range(repeat):  # a flaky failure may need more than one compile to show up in the log
             shutil.rmtree(ir_dir, ignore_errors=True)
             ir_dir.mkdir()
+            # Cold, as repro.py compiles: the bundle's log is what a maintainer will see.
             final = compile_case(best, outputs, dump_ir=True, collect=_collect_ir(ir_dir))
-            if matches(signature_of(final, best.timeout), expectation):
+            if matches(signature_of(final, best.time_limit), expectation):
                 break
         stats = {
             **oracle.counters.to_dict(),
             "rounds": search.rounds,
-            "resumed": start is not case,
+            "resumed": resumed is not None,
             "repeat": repeat,
             "original_runs": f"{original.matching} of {original.runs}",
+            "search_timeout": timeout,
+            "warm": not settings.cold,
         }
         bundle = write_bundle(
             BundleInput(

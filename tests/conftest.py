@@ -77,6 +77,14 @@ def fake_case(tmp_path: Path) -> Path:
 
 
 @pytest.fixture(scope="session", autouse=True)
+def private_compile_cache(tmp_path_factory: pytest.TempPathFactory):
+    """Every `reduce` the suite runs uses a fresh persistent cache, never the user's."""
+    os.environ["AKG_REDUCE_CACHE"] = str(tmp_path_factory.mktemp("cache") / "compiles.sqlite")
+    yield
+    del os.environ["AKG_REDUCE_CACHE"]
+
+
+@pytest.fixture(scope="session", autouse=True)
 def nothing_left_behind():
     """After the whole suite: no compile process still running and no sandbox temp dir left."""
     import tempfile

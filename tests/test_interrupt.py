@@ -4,6 +4,7 @@ way; kill -9 loses at most the compiles in flight; a rerun resumes and ends wher
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -17,12 +18,15 @@ from reducer.case import Expectation, TensorSpec, load_case
 from reducer.oracle import Oracle
 
 
-def start(crash: Path, out: Path) -> subprocess.Popen[str]:
+def start(crash: Path, out: Path, sleep: float) -> subprocess.Popen[str]:
+    """The reducer on `crash`, every compile taking `sleep` s more (set in the reducer's environment, so no
+    reduction of the case's env can remove it)."""
     return subprocess.Popen(
         [sys.executable, "-m", "reducer", str(crash), "-o", str(out), "-j", "2"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        env={**os.environ, "FAKE_COMPILER_SLEEP": str(sleep)},
     )
 
 
@@ -52,9 +56,9 @@ def checkpoint_still_fails(crash: Path, checkpoint: Path) -> bool:
 
 @pytest.mark.parametrize(("sig", "delay"), [(signal.SIGTERM, 0.0), (signal.SIGINT, 0.4), (signal.SIGTERM, 0.9)])
 def test_signal_saves_best_and_rerun_resumes(tmp_path: Path, sig: signal.Signals, delay: float) -> None:
-    crash = write_case(tmp_path / "case", env={"FAKE_COMPILER_SLEEP": "0.5"})
+    crash = write_case(tmp_path / "case")
     out = tmp_path / "out"
-    proc = start(crash, out)
+    proc = start(crash, out, 0.5)
     checkpoint = wait_for_checkpoint(out, proc)
     time.sleep(delay)  # at different points of the search: mid-compile, mid-pass, between passes
     proc.send_signal(sig)
@@ -82,9 +86,9 @@ def test_signal_saves_best_and_rerun_resumes(tmp_path: Path, sig: signal.Signals
 
 
 def test_kill_9_loses_at_most_the_compiles_in_flight(tmp_path: Path) -> None:
-    crash = write_case(tmp_path / "case", env={"FAKE_COMPILER_SLEEP": "0.3"})
+    crash = write_case(tmp_path / "case")
     out = tmp_path / "out"
-    proc = start(crash, out)
+    proc = start(crash, out, 0.3)
     checkpoint = wait_for_checkpoint(out, proc)
     time.sleep(1.0)
     before = json.loads(checkpoint.read_text())
@@ -108,9 +112,9 @@ def test_compiles_die_with_a_killed_reducer_and_its_temp_dirs_are_swept(tmp_path
 
     monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
     (tmp_path / "tmp").mkdir()
-    crash = write_case(tmp_path / "case", env={"FAKE_COMPILER_SLEEP": "5"})
+    crash = write_case(tmp_path / "case")
     out = tmp_path / "out"
-    proc = start(crash, out)
+    proc = start(crash, out, 5)
     deadline = time.monotonic() + 30
     while not list((tmp_path / "tmp").glob("akg-reduce-*")) and time.monotonic() < deadline:
         time.sleep(0.05)

@@ -14,7 +14,7 @@ import yaml
 from conftest import write_case
 
 from reducer.case import load_case
-from reducer.session import reduce_case
+from reducer.session import Settings, reduce_case
 from reducer.size import size_of
 
 BUNDLE_FILES = {
@@ -33,7 +33,7 @@ BUNDLE_FILES = {
 
 def _reduce(crash: Path, out: Path, jobs: int = 1) -> tuple[Path, dict]:
     files = {"crash.yaml": crash.read_text(), "kernel.py": (crash.parent / "kernel.py").read_text()}
-    return reduce_case(load_case(crash), files, out, jobs)
+    return reduce_case(load_case(crash), files, out, Settings(jobs=jobs))
 
 
 def test_reduction_keeps_the_bug_and_shrinks_everything(fake_case: Path, tmp_path: Path) -> None:

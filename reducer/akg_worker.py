@@ -1,0 +1,148 @@
+"""The warm compile worker, a separate program run under the toolchain's interpreter (stdlib only, it
+imports nothing from `reducer`): it imports AKG once, then forks one child per compile request, and the
+child runs the compiler script exactly as `python <script> k.info AKG '<attrs>' .` would, in its own
+session and temp dir. A crash or hang kills only the child; the reducer watches and kills it by pid.
+
+Protocol, one JSON object per line. Worker -> reducer: {"ready": seconds} after the import, then per
+request {"pid": child pid} and {"status": exit code, negative for a signal}. Reducer -> worker:
+{"dir": temp dir, "log": file for stdout and stderr,
+"argv": [script, args...], "file_limit": bytes}. End of input ends the worker and any child it has.
+"""
+
+import contextlib
+import ctypes
+import json
+import os
+import resource
+import runpy
+import select
+import signal
+import sys
+import time
+
+PR_SET_PDEATHSIG = 1
+
+
+def _preload(script: str) -> None:
+    """Import what the compiler script would import first. MindSpore's compiler.py sets these two
+    variables before importing akg, so they are set the same way before the import here."""
+    if os.path.basename(script) != "compiler.py" or not os.path.isfile(
+        os.path.join(os.path.dirname(script), "get_file_path.py")
+    ):
+        return
+    os.environ["MS_COMPILER_CACHE_PATH"] = "."
+    os.environ["KERNEL_META_DIR"] = "kernel_meta"
+    sys.path.insert(0, os.path.dirname(script))
+    from get_file_path import get_akg_path  # the compiler's own module, found at run time
+
+    sys.path.insert(0, get_akg_path())
+    import akg.ms  # noqa: F401 - the point of the worker: pay for this import once
+
+
+def _exit_code(exc: SystemExit) -> int:
+    if exc.code is None:
+        return 0
+    if isinstance(exc.code, int):
+        return exc.code
+    print(exc.code, file=sys.stderr)
+    return 1
+
+
+def _print_from_script(exc: BaseException, script: str) -> None:
+    """What a plain `python script` prints for an uncaught exception: the (possibly replaced) excepthook
+    on the frames from the script down, none of ours."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_frame.f_code.co_filename != script:
+        tb = tb.tb_next
+    sys.excepthook(type(exc), exc, tb or exc.__traceback__)
+
+
+def _child(request: dict, protocol_fds: tuple[int, ...]) -> None:
+    """In the forked child: become the sandboxed compile, never return."""
+    code = 1
+    try:
+        os.setsid()
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        for fd in protocol_fds:
+            os.close(fd)
+        os.chdir(request["dir"])
+        log = os.open(request["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(devnull, 0)
+        os.dup2(log, 1)
+        os.dup2(log, 2)
+        os.close(log)
+        os.close(devnull)
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        resource.setrlimit(resource.RLIMIT_FSIZE, (request["file_limit"], request["file_limit"]))
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        argv = request["argv"]
+        sys.argv = list(argv)
+        sys.path.insert(0, os.path.dirname(argv[0]))
+        try:
+            runpy.run_path(argv[0], run_name="__main__")
+            code = 0
+        except SystemExit as exc:
+            code = _exit_code(exc)
+        except BaseException as exc:
+            _print_from_script(exc, argv[0])
+            code = 1
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):  # a closed stream must not stop the exit
+                stream.flush()
+        os._exit(code)
+
+
+def _wait(pid: int, requests: int) -> int:
+    """Wait for the child; if the reducer goes away meanwhile, kill the child's session and leave."""
+    pidfd = os.pidfd_open(pid)
+    try:
+        while True:
+            ready, _, _ = select.select([pidfd, requests], [], [])
+            if pidfd in ready:
+                break
+            if not os.read(requests, 1 << 16):  # EOF: the reducer is gone (a request is never sent mid-compile)
+                os.killpg(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                os._exit(0)
+    finally:
+        os.close(pidfd)
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status)
+
+
+def main() -> None:
+    script = sys.argv[1]
+    requests = os.dup(0)
+    replies = os.dup(1)
+    quiet = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1):  # stray prints of the imported modules must not reach the protocol pipe
+        os.dup2(quiet, fd)
+    started = time.monotonic()
+    _preload(script)
+
+    def reply(message: dict) -> None:
+        os.write(replies, (json.dumps(message) + "\n").encode())
+
+    reply({"ready": round(time.monotonic() - started, 3)})
+    pending = b""
+    while True:
+        chunk = os.read(requests, 1 << 16)
+        if not chunk:
+            return
+        pending += chunk
+        while b"\n" in pending:
+            line, pending = pending.split(b"\n", 1)
+            request = json.loads(line)
+            sys.stdout.flush()
+            sys.stderr.flush()
+            pid = os.fork()
+            if pid == 0:
+                _child(request, (requests, replies, quiet))
+            reply({"pid": pid})
+            reply({"status": _wait(pid, requests)})
+
+
+if __name__ == "__main__":
+    main()
