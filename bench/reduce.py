@@ -1,10 +1,16 @@
-"""Reduce every corpus case (or the ones named) and print one table: compiles, rejected candidates, cache
-hits, wall time, tokens and input volume before and after. Usage: python bench/reduce.py [-j N] [case ...]"""
+"""Reduce every corpus case (or the ones named) once per configuration and print one table: compiles,
+candidates rejected without a compile, cache hits, wall time, tokens and input volume before and after,
+and whether every configuration ended on the same case. Configurations: `-j 1` and `-j 2` (warm
+workers, no persistent cache: every run pays for its compiles), plus `--cold` runs when asked.
+
+Usage: python bench/reduce.py [--cold] [case ...]
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import tempfile
 import time
 from pathlib import Path
@@ -16,27 +22,39 @@ CORPUS = Path(__file__).resolve().parent.parent / "corpus"
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("cases", nargs="*")
-    parser.add_argument("-j", "--jobs", type=int, default=2)
+    parser.add_argument("--cold", action="store_true", help="also run -j 2 with a new process per compile")
     args = parser.parse_args()
     names = args.cases or sorted(p.name for p in CORPUS.iterdir() if (p / "crash.yaml").is_file())
-    header = f"{'case':<24} {'compiles':>8} {'invalid':>7} {'hits':>5} {'wall s':>7} {'tokens':>11} {'volume':>15}"
-    print(header)
+    configs = {"-j 1": Settings(jobs=1), "-j 2": Settings(jobs=2)}
+    if args.cold:
+        configs["-j 2 cold"] = Settings(jobs=2, cold=True)
+    print(
+        f"{'case':<24} {'config':<9} {'compiles':>8} {'rejected':>8} {'hits':>5} {'wall s':>7}"
+        f" {'tokens':>11} {'volume':>15} {'same':>5}"
+    )
+    speedups = []
     with tempfile.TemporaryDirectory() as out:
         for name in names:
             crash = CORPUS / name / "crash.yaml"
             files = {"crash.yaml": crash.read_text()}
-            start = time.monotonic()
-            bundle, stats = reduce_case(load_case(crash), files, Path(out), Settings(jobs=args.jobs))
-            wall = time.monotonic() - start
-            r = json.loads((bundle / "reduction.json").read_text())
-            o, m = r["original"], r["reduced"]
-            print(
-                f"{name:<24} {stats['compiles']:>8} {stats['invalid']:>7} {stats['cache_hits']:>5} {wall:>7.1f}"
-                f" {o['tokens']:>5}->{m['tokens']:<5} {o['volume']:>7}->{m['volume']:<7}",
-                flush=True,
-            )
+            walls, kernels = {}, set()
+            for label, settings in configs.items():
+                start = time.monotonic()
+                bundle, stats = reduce_case(load_case(crash), files, Path(out) / label.replace(" ", ""), settings)
+                walls[label] = time.monotonic() - start
+                kernels.add((bundle / "kernel.py").read_text() + (bundle / "crash.yaml").read_text())
+                r = json.loads((bundle / "reduction.json").read_text())
+                o, m = r["original"], r["reduced"]
+                print(
+                    f"{name:<24} {label:<9} {stats['compiles']:>8} {stats['invalid']:>8} {stats['cache_hits']:>5}"
+                    f" {walls[label]:>7.1f} {o['tokens']:>5}->{m['tokens']:<5} {o['volume']:>7}->{m['volume']:<7}"
+                    f" {'yes' if len(kernels) == 1 else 'NO':>5}",
+                    flush=True,
+                )
+            speedups.append(walls["-j 2"] / walls["-j 1"])
+    print(f"wall -j 2 / -j 1: median {statistics.median(speedups):.2f} (per case: {[round(s, 2) for s in speedups]})")
 
 
 if __name__ == "__main__":

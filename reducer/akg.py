@@ -12,6 +12,7 @@ import os
 import platform
 import subprocess
 import sys
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -97,9 +98,11 @@ def compile_case(
     dump_ir: bool = False,
     collect: Callable[[Path], Any] | None = None,
     pool: WorkerPool | None = None,
+    cancel: threading.Event | None = None,
 ) -> Outcome:
     """One compile of `case` by MindSpore's AKG entry, in the sandbox: forked from a warm worker of
-    `pool` when given (a worker that dies mid-compile is replaced and the compile rerun), else cold."""
+    `pool` when given (a worker that dies mid-compile is replaced and the compile rerun), else cold.
+    Setting `cancel` stops it (CompileCancelled)."""
     toolchain = find_toolchain(case.python, case.compiler)
     command = compile_command(toolchain, case.attrs)
     env = compile_env(toolchain, case.env, dump_ir)
@@ -112,18 +115,18 @@ def compile_case(
             try:
                 with pool.worker(key) as worker:
                     launch = functools.partial(worker.launch, command[1:])
-                    return supervise(launch, files, case.time_limit, case.memory, collect)
+                    return supervise(launch, files, case.time_limit, case.memory, collect, cancel)
             except WorkerUnavailable:
                 break
             except WorkerDied:
                 continue
-    return run_sandboxed(command, files, env, case.time_limit, case.memory, collect)
+    return run_sandboxed(command, files, env, case.time_limit, case.memory, collect, cancel)
 
 
-@functools.cache
 def compiler_identity(toolchain: Toolchain) -> dict[str, str]:
     """What makes two compilers the same for the persistent cache: interpreter, MindSpore version, and the
-    exact compile entry script and AKG library (content hash, size and mtime)."""
+    exact compile entry script and AKG library (content hash, size and mtime). Read on every call, so a
+    compiler replaced under a running reducer is noticed."""
     identity = {
         "python": toolchain.python,
         "python_version": toolchain.python_version,

@@ -36,7 +36,10 @@ def _preload(script: str) -> None:
     from get_file_path import get_akg_path  # the compiler's own module, found at run time
 
     sys.path.insert(0, get_akg_path())
-    import akg.ms  # noqa: F401 - the point of the worker: pay for this import once
+    import akg.ms
+
+    with contextlib.suppress(ImportError):  # imported by the first compile; not in every AKG version
+        import akg.ms.info_version_adapt  # noqa: F401
 
 
 def _exit_code(exc: SystemExit) -> int:
@@ -54,7 +57,9 @@ def _print_from_script(exc: BaseException, script: str) -> None:
     tb = exc.__traceback__
     while tb is not None and tb.tb_frame.f_code.co_filename != script:
         tb = tb.tb_next
-    sys.excepthook(type(exc), exc, tb or exc.__traceback__)
+    if tb is not None:
+        exc = exc.with_traceback(tb)  # the default hook prints the exception's own traceback, not its argument
+    sys.excepthook(type(exc), exc, exc.__traceback__)
 
 
 def _child(request: dict, protocol_fds: tuple[int, ...]) -> None:

@@ -6,15 +6,16 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from reducer.akg import cache_key, compile_case
 from reducer.cache import CompileCache
 from reducer.case import Case, Expectation, TensorSpec
 from reducer.hybrid import InvalidKernel, infer_outputs
-from reducer.sandbox import Outcome, cancel_all
+from reducer.sandbox import CompileCancelled, Outcome, cancel_all
 from reducer.signature import Signature, matches, signature_of
 
 
@@ -45,7 +46,12 @@ class Verdict:
     reason: str = ""
 
 
-Compiler = Callable[[Case, tuple[TensorSpec, ...]], Outcome]
+class Compiler(Protocol):
+    """compile_case, with or without a worker pool bound; test doubles take the same arguments."""
+
+    def __call__(
+        self, case: Case, outputs: tuple[TensorSpec, ...], *, cancel: threading.Event | None = None
+    ) -> Outcome: ...
 
 
 class Oracle:
@@ -56,23 +62,37 @@ class Oracle:
         compiler: Compiler = compile_case,
         repeat: int = 1,
         cache: CompileCache | None = None,
+        counters: Counters | None = None,
     ) -> None:
         self.expect = expect
         self.jobs = max(1, jobs)
         self.repeat = max(1, repeat)
-        self.counters = Counters()
+        self.counters = counters or Counters()
         self._compile = compiler
         # A flaky compiler's single answer is not worth keeping: with --repeat the stored cache is off.
         self._stored = cache if self.repeat == 1 else None
         self._cache: dict[str, Verdict] = {}
         self._lock = threading.Lock()
+        # One pool for the whole reduction: a search step returns as soon as its answer is known and
+        # the compiles it no longer needs wind down while the next step starts.
+        self._pool = ThreadPoolExecutor(self.jobs, thread_name_prefix="compile")
+        self._prefetching: dict[str, tuple[Future[Verdict], threading.Event]] = {}
+
+    def __enter__(self) -> Oracle:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        """Wait for compiles still winding down; the oracle is unusable afterwards."""
+        self._pool.shutdown(wait=True)
 
     def run(self, case: Case) -> tuple[Signature, Outcome]:
         """Compile `case` (valid or not) and classify it; counted, never answered from a cache."""
         return self._run(case, infer_outputs(case))
 
-    def _run(self, case: Case, outputs: tuple[TensorSpec, ...]) -> tuple[Signature, Outcome]:
-        outcome = self._compile(case, outputs)
+    def _run(
+        self, case: Case, outputs: tuple[TensorSpec, ...], cancel: threading.Event | None = None
+    ) -> tuple[Signature, Outcome]:
+        outcome = self._compile(case, outputs, cancel=cancel)
         with self._lock:
             self.counters.compiles += 1
             self.counters.compile_seconds += outcome.seconds
@@ -80,34 +100,40 @@ class Oracle:
 
     def run_many(self, case: Case, times: int) -> list[tuple[Signature, Outcome]]:
         """Compile the same case `times` times, up to `jobs` at once."""
-        with ThreadPoolExecutor(self.jobs) as pool:
-            return list(pool.map(self.run, [case] * times))
+        return list(self._pool.map(self.run, [case] * times))
 
-    def _signature(self, case: Case) -> Signature:
+    def _signature(self, case: Case, cancel: threading.Event | None) -> Signature:
         """From the persistent cache when it knows this exact compile, else compiled (and stored)."""
-        if self._stored is None:
-            return self.run(case)[0]
         outputs = infer_outputs(case)
+        if self._stored is None:
+            return self._run(case, outputs, cancel)[0]
         key = cache_key(case, outputs)
         sig = self._stored.get(key)
         if sig is not None:
             with self._lock:
                 self.counters.stored_hits += 1
             return sig
-        sig, outcome = self._run(case, outputs)
+        sig, outcome = self._run(case, outputs, cancel)
         self._stored.put(key, sig, outcome.seconds)
         return sig
 
-    def verdict(self, case: Case) -> Verdict:
+    def verdict(self, case: Case, cancel: threading.Event | None = None) -> Verdict:
+        """Is `case` interesting? Setting `cancel` abandons the compile (CompileCancelled), remembering nothing."""
         key = case.key()
         with self._lock:
             cached = self._cache.get(key)
             if cached is not None:
                 self.counters.cache_hits += 1
                 return cached
+            ahead = self._prefetching.get(key)
+        if ahead is not None and cancel is None:
+            try:
+                return ahead[0].result()  # being compiled ahead of time: wait for that compile
+            except CompileCancelled:
+                pass
         try:
             for _ in range(self.repeat):  # a flaky failure counts when any of `repeat` compiles shows it
-                sig = self._signature(case)
+                sig = self._signature(case, cancel)
                 verdict = Verdict(matches(sig, self.expect), sig)
                 if verdict.interesting:
                     break
@@ -119,38 +145,81 @@ class Oracle:
             self._cache[key] = verdict
         return verdict
 
-    def interesting(self, case: Case) -> bool:
-        return self.verdict(case).interesting
+    def interesting(self, case: Case, cancel: threading.Event | None = None) -> bool:
+        return self.verdict(case, cancel).interesting
 
-    def first_interesting(self, candidates: Sequence[Case]) -> int | None:
-        """Index of the first interesting candidate in order; up to `jobs` are compiled at once and the
-        earliest interesting one wins, so the result equals a sequential scan."""
+    def first_interesting(
+        self, candidates: Iterable[Case], successor: Callable[[Case], Case | None] | None = None
+    ) -> Case | None:
+        """The first interesting candidate in order; the answer, and what is cached, equal a sequential
+        scan. With `jobs` > 1 the spare cores guess: without `successor`, that the candidates fail (the
+        next ones compile at once, the pipeline stays full); with it, that they pass (while a candidate
+        compiles, the search's next query if it is accepted, `successor(candidate)`, compiles ahead).
+        Compiles whose result can no longer matter are killed."""
         if self.jobs == 1:
-            return next((i for i, c in enumerate(candidates) if self.interesting(c)), None)
+            return next((c for c in candidates if self.interesting(c)), None)
         try:
-            return self._first_parallel(candidates)
+            if successor is None:
+                return self._first_parallel(iter(candidates))
+            for case in candidates:
+                self._prefetch_only(successor(case))
+                if self.interesting(case):
+                    return case
+            self._prefetch_only(None)
+            return None
         except KeyboardInterrupt:
             cancel_all()  # before the pool waits for the compiles in flight
             raise
 
-    def _first_parallel(self, candidates: Sequence[Case]) -> int | None:
-        with ThreadPoolExecutor(self.jobs) as pool:
-            pending: dict[Future[bool], int] = {}
-            results: dict[int, bool] = {}
-            next_index = 0
+    def _prefetch_only(self, case: Case | None) -> None:
+        """Compile `case` ahead of time, if a core is free and its verdict unknown; stop other compiles
+        ahead, which were guesses that did not come true."""
+        key = case.key() if case is not None else None
+        with self._lock:
+            for other, (_, stop) in list(self._prefetching.items()):
+                if other != key:
+                    stop.set()
+                    del self._prefetching[other]
+            if key is None or key in self._cache or key in self._prefetching:
+                return
+            stop = threading.Event()
+            self._prefetching[key] = (self._pool.submit(self.verdict, case, stop), stop)
+
+    def _first_parallel(self, candidates: Iterator[Case]) -> Case | None:
+        started: list[Case] = []
+        pending: dict[Future[bool], tuple[int, threading.Event]] = {}
+        results: dict[int, bool] = {}
+        lowest_unknown = 0
+        winner = None  # lowest index known to be interesting; nothing after it needs starting
+        exhausted = False
+        try:
             while True:
-                while next_index < len(candidates) and len(pending) < self.jobs:
-                    pending[pool.submit(self.interesting, candidates[next_index])] = next_index
-                    next_index += 1
+                while not exhausted and winner is None and len(pending) < self.jobs:
+                    case = next(candidates, None)
+                    if case is None:
+                        exhausted = True
+                        break
+                    stop = threading.Event()
+                    pending[self._pool.submit(self.interesting, case, stop)] = (len(started), stop)
+                    started.append(case)
                 if not pending:
                     return None
                 done, _ = wait(pending, return_when=FIRST_COMPLETED)
                 for fut in done:
-                    results[pending.pop(fut)] = fut.result()
-                for i in range(len(candidates)):
-                    if i not in results:
-                        break
-                    if results[i]:
-                        for fut in pending:
-                            fut.cancel()
-                        return i
+                    index, _ = pending.pop(fut)
+                    try:
+                        results[index] = fut.result()
+                    except CompileCancelled:  # after the winner: its result cannot matter
+                        continue
+                    if results[index] and (winner is None or index < winner):
+                        winner = index
+                while lowest_unknown in results:
+                    if results[lowest_unknown]:
+                        return started[lowest_unknown]
+                    lowest_unknown += 1
+                for index, stop in pending.values():
+                    if winner is not None and index > winner:
+                        stop.set()
+        finally:
+            for _, stop in pending.values():  # not waited for: they end within a poll of the sandbox
+                stop.set()

@@ -26,10 +26,15 @@ FILE_SIZE_LIMIT = 256 << 20  # no single file the compile writes may exceed this
 DIR_QUOTA = 2 << 30  # all files in the compile's temp dir together
 DIR_CHECK_SECONDS = 0.5
 POLL_SECONDS = 0.02
+TREE_EVERY = 5  # polls between two scans for new processes in the compile's tree
 PR_SET_PDEATHSIG = 1
 PREFIX = "akg-reduce-"
 LOG_NAME = ".compile-output"  # stdout and stderr of the compile, in its temp dir
 _cancelled = threading.Event()
+
+
+class CompileCancelled(Exception):
+    """The compile was stopped because its result is no longer needed (a faster candidate won)."""
 
 
 def cancel_all() -> None:
@@ -164,11 +169,12 @@ def run_sandboxed(
     timeout: float,
     memory_mb: int,
     collect: Callable[[Path], Any] | None = None,
+    cancel: threading.Event | None = None,
 ) -> Outcome:
     """Write `files` into a fresh dir, run `command` there as a new process and return its Outcome.
 
     `collect(dir)` runs before the dir is removed, to keep artefacts such as IR dumps."""
-    return supervise(lambda workdir: _Subprocess(command, workdir, env), files, timeout, memory_mb, collect)
+    return supervise(lambda workdir: _Subprocess(command, workdir, env), files, timeout, memory_mb, collect, cancel)
 
 
 def supervise(
@@ -177,9 +183,10 @@ def supervise(
     timeout: float,
     memory_mb: int,
     collect: Callable[[Path], Any] | None = None,
+    cancel: threading.Event | None = None,
 ) -> Outcome:
     """Write `files` into a fresh dir, start the compile there with `launch`, hold it to the limits,
-    kill its tree at the end and return its Outcome."""
+    kill its tree at the end and return its Outcome. Setting `cancel` kills it: CompileCancelled."""
     if _cancelled.is_set():
         raise KeyboardInterrupt
     workdir = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-"))
@@ -198,9 +205,13 @@ def supervise(
         except psutil.NoSuchProcess:
             root = None
         try:
+            polls = 0
+            procs: list[psutil.Process] = []
             while (code := running.wait(POLL_SECONDS)) is None:
-                procs = _tree(root) if root else []
-                seen.update({p.pid: p for p in procs})
+                if root and polls % TREE_EVERY == 0:  # finding the tree scans /proc; reading RSS is cheap
+                    procs = _tree(root)
+                    seen.update({p.pid: p for p in procs})
+                polls += 1
                 peak = max(peak, _rss_mb(procs))
                 if peak > memory_mb:
                     out_of_memory = True
@@ -208,7 +219,7 @@ def supervise(
                 if time.monotonic() - start > timeout:
                     timed_out = True
                     break
-                if _cancelled.is_set():
+                if _cancelled.is_set() or (cancel is not None and cancel.is_set()):
                     break
                 if time.monotonic() > next_dir_check:
                     next_dir_check = time.monotonic() + DIR_CHECK_SECONDS
@@ -223,6 +234,8 @@ def supervise(
                 code = running.wait(None)
         if _cancelled.is_set():
             raise KeyboardInterrupt
+        if cancel is not None and cancel.is_set():
+            raise CompileCancelled
         seconds = time.monotonic() - start
         output = _read_capped(workdir / LOG_NAME)
         collected = collect(workdir) if collect else None

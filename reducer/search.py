@@ -3,6 +3,7 @@ and the fixpoint loop over the schedule. Every improvement is reported so the ca
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from itertools import islice
 
@@ -12,6 +13,7 @@ from reducer.passes import SCHEDULE, DeletionPass, Pass, TransformPass
 from reducer.size import Size, size_of
 
 Listener = Callable[[str, Case], None]
+SUCCESS_GUESS = 0.5  # a transform pass whose candidates are accepted more often than this: compile ahead
 
 
 def _chunks(items: list[int], parts: int) -> list[list[int]]:
@@ -42,20 +44,18 @@ class Reduction:
         self.on_improve = on_improve or (lambda name, case: None)
         self.on_pass = on_pass or (lambda name, case: None)
         self.rounds = 0
+        # per pass: candidates tried and accepted, for guessing whether the next one will be accepted
+        self._tried: Counter[str] = Counter()
+        self._accepted: Counter[str] = Counter()
 
     def _accept(self, name: str, case: Case) -> None:
         self.best = case
         self.best_size = size_of(case)
         self.on_improve(name, case)
 
-    def _first(self, candidates: Iterator[Case]) -> Case | None:
-        """The first interesting candidate, tested in batches the oracle may run in parallel."""
-        batch_size = max(self.oracle.jobs, 1)
-        while batch := list(islice(candidates, batch_size)):
-            index = self.oracle.first_interesting(batch)
-            if index is not None:
-                return batch[index]
-        return None
+    def _first(self, candidates: Iterator[Case], successor: Callable[[Case], Case | None] | None = None) -> Case | None:
+        """The first interesting candidate; the oracle may test several at once (see first_interesting)."""
+        return self.oracle.first_interesting(candidates, successor)
 
     def _ddmin(self, p: DeletionPass, group: int) -> bool:
         base = self.best
@@ -94,17 +94,28 @@ class Reduction:
         changed, position = False, 0
         positions: dict[int, int] = {}
 
-        def smaller_from(start: int) -> Iterator[Case]:
-            for i, case in enumerate(islice(p.candidates(self.best), start, None), start=start):
-                if size_of(case) < self.best_size:
+        def smaller_from(base: Case, start: int, tried: bool = True) -> Iterator[Case]:
+            limit = size_of(base)
+            for i, case in enumerate(islice(p.candidates(base), start, None), start=start):
+                if size_of(case) < limit:
                     positions[id(case)] = i
+                    self._tried[p.name] += tried
                     yield case
 
-        while (found := self._first(smaller_from(position))) is not None:
+        def successor(case: Case) -> Case | None:
+            """The first candidate the pass would try next if `case` is accepted."""
+            return next(smaller_from(case, positions[id(case)], tried=False), None)
+
+        while True:
+            tried, accepted = self._tried[p.name], self._accepted[p.name]
+            guess = successor if (accepted + 1) / (tried + 2) > SUCCESS_GUESS else None
+            found = self._first(smaller_from(self.best, position), guess)
+            if found is None:
+                return changed
             position = positions[id(found)]
+            self._accepted[p.name] += 1
             self._accept(p.name, found)
             changed = True
-        return changed
 
     def run(self) -> Case:
         progress = True

@@ -49,7 +49,7 @@ class Settings:
 def compiler_for(settings: Settings) -> Iterator[tuple[Compiler, CompileCache | None]]:
     """The compile function (warm unless `cold`) and the persistent cache of a session; both are closed,
     and every worker stopped, on the way out."""
-    pool = None if settings.cold else WorkerPool()
+    pool = None if settings.cold else WorkerPool(settings.jobs)
     cache = CompileCache(settings.cache) if settings.cache else None
     try:
         yield functools.partial(compile_case, pool=pool), cache
@@ -85,7 +85,12 @@ class Reproduction:
 
 
 def original_signature(
-    case: Case, runs: int = PROBE_RUNS, jobs: int = 1, repeat: int = 1, compiler: Compiler = compile_case
+    case: Case,
+    runs: int = PROBE_RUNS,
+    jobs: int = 1,
+    repeat: int = 1,
+    compiler: Compiler = compile_case,
+    counters: Counters | None = None,
 ) -> Reproduction:
     """Run the original `runs` times; it must fail, as `expect` says when given, and every time unless
     `repeat` > 1 accepts a flaky failure."""
@@ -93,7 +98,8 @@ def original_signature(
         infer_outputs(case)
     except InvalidKernel as exc:
         raise NotFailingError(f"the original kernel is not valid Hybrid DSL: {exc}") from None
-    results = Oracle(case.expect or Expectation("error"), jobs, compiler).run_many(case, runs)
+    with Oracle(case.expect or Expectation("error"), jobs, compiler, counters=counters) as probe:
+        results = probe.run_many(case, runs)
     signatures = [sig for sig, _ in results]
     failing = [s for s in signatures if s.kind != "none"]
     if not failing:
@@ -197,79 +203,81 @@ def _reduce(
 ) -> tuple[Path, dict[str, Any]]:
     repeat = settings.repeat
     toolchain = find_toolchain(case.python, case.compiler)
+    counters = Counters()  # every compile of this reduction: probes, search, confirmation, IR dump
+    events.on_oracle(counters)
     events.on_stage("running the original")
-    original = original_signature(case, PROBE_RUNS * repeat, settings.jobs, repeat, compiler)
+    original = original_signature(case, PROBE_RUNS * repeat, settings.jobs, repeat, compiler, counters)
     timeout = adaptive_timeout(case, original)
     expectation = original.signature.expectation()
-    oracle = Oracle(expectation, settings.jobs, compiler, repeat, cache)
-    events.on_oracle(oracle.counters)
-    checkpoint = Checkpoint(out_dir, case)
-    start = case.with_(timeout=timeout)
-    resumed = checkpoint.load(start)
-    if resumed is not None and oracle.interesting(resumed):
-        events.on_stage("resuming from the checkpoint")
-        start = resumed
-    else:
-        resumed = None
+    with Oracle(expectation, settings.jobs, compiler, repeat, cache, counters) as oracle:
+        checkpoint = Checkpoint(out_dir, case)
+        start = case.with_(timeout=timeout)
+        resumed = checkpoint.load(start)
+        if resumed is not None and oracle.interesting(resumed):
+            events.on_stage("resuming from the checkpoint")
+            start = resumed
+        else:
+            resumed = None
 
-    def improved(name: str, best: Case) -> None:
-        checkpoint.save(best)
-        events.on_improve(name, best)
+        def improved(name: str, best: Case) -> None:
+            checkpoint.save(best)
+            events.on_improve(name, best)
 
-    search = Reduction(start, oracle, on_improve=improved, on_pass=events.on_pass)
-    try:
-        best = search.run()
-    except KeyboardInterrupt:
-        cancel_all()
-        checkpoint.save(search.best)
-        raise
-    # The bundle replays with the user's limit (or the default), not the one chosen for the search.
-    best = best.with_(timeout=case.timeout)
-    events.on_stage("confirming the result")
-    signatures = [sig for sig, _ in oracle.run_many(best, CONFIRM_RUNS * repeat)]
-    same = [s for s in signatures if matches(s, expectation)]
-    if not same or (repeat == 1 and len(same) < len(signatures)):
-        raise NotFailingError(
-            "the reduced case does not fail the same way on every re-run (flaky compiler? try --repeat): "
-            + "; ".join(sorted({s.one_line() for s in signatures}))
-        )
-    events.on_stage("collecting IR and writing the bundle")
-    outputs = infer_outputs(best)
-    with tempfile.TemporaryDirectory(prefix="akg-reduce-ir-") as ir_tmp:
-        ir_dir = Path(ir_tmp)
-        for _ in range(repeat):  # a flaky failure may need more than one compile to show up in the log
-            shutil.rmtree(ir_dir, ignore_errors=True)
-            ir_dir.mkdir()
-            # Cold, as repro.py compiles: the bundle's log is what a maintainer will see.
-            final = compile_case(best, outputs, dump_ir=True, collect=_collect_ir(ir_dir))
-            if matches(signature_of(final, best.time_limit), expectation):
-                break
-        stats = {
-            **oracle.counters.to_dict(),
-            "rounds": search.rounds,
-            "resumed": resumed is not None,
-            "repeat": repeat,
-            "original_runs": f"{original.matching} of {original.runs}",
-            "search_timeout": timeout,
-            "warm": not settings.cold,
-        }
-        bundle = write_bundle(
-            BundleInput(
-                original=case,
-                original_files=original_files,
-                reduced=best,
-                outputs=outputs,
-                signature=same[0],
-                expectation=expectation,
-                log=final.output,
-                ir_dir=ir_dir,
-                toolchain=toolchain,
-                sizes={"original": size_of(case), "reduced": size_of(best)},
-                stats=stats,
-                confirmed=len(same),
-                confirm_runs=len(signatures),
-            ),
-            out_dir,
-        )
-    checkpoint.clear()
-    return bundle, stats
+        search = Reduction(start, oracle, on_improve=improved, on_pass=events.on_pass)
+        try:
+            best = search.run()
+        except KeyboardInterrupt:
+            cancel_all()
+            checkpoint.save(search.best)
+            raise
+        # The bundle replays with the user's limit (or the default), not the one chosen for the search.
+        best = best.with_(timeout=case.timeout)
+        events.on_stage("confirming the result")
+        signatures = [sig for sig, _ in oracle.run_many(best, CONFIRM_RUNS * repeat)]
+        same = [s for s in signatures if matches(s, expectation)]
+        if not same or (repeat == 1 and len(same) < len(signatures)):
+            raise NotFailingError(
+                "the reduced case does not fail the same way on every re-run (flaky compiler? try --repeat): "
+                + "; ".join(sorted({s.one_line() for s in signatures}))
+            )
+        events.on_stage("collecting IR and writing the bundle")
+        outputs = infer_outputs(best)
+        with tempfile.TemporaryDirectory(prefix="akg-reduce-ir-") as ir_tmp:
+            ir_dir = Path(ir_tmp)
+            for _ in range(repeat):  # a flaky failure may need more than one compile to show up in the log
+                shutil.rmtree(ir_dir, ignore_errors=True)
+                ir_dir.mkdir()
+                # Cold, as repro.py compiles: the bundle's log is what a maintainer will see.
+                final = compile_case(best, outputs, dump_ir=True, collect=_collect_ir(ir_dir))
+                counters.compiles += 1
+                if matches(signature_of(final, best.time_limit), expectation):
+                    break
+            stats = {
+                **oracle.counters.to_dict(),
+                "rounds": search.rounds,
+                "resumed": resumed is not None,
+                "repeat": repeat,
+                "original_runs": f"{original.matching} of {original.runs}",
+                "search_timeout": timeout,
+                "warm": not settings.cold,
+            }
+            bundle = write_bundle(
+                BundleInput(
+                    original=case,
+                    original_files=original_files,
+                    reduced=best,
+                    outputs=outputs,
+                    signature=same[0],
+                    expectation=expectation,
+                    log=final.output,
+                    ir_dir=ir_dir,
+                    toolchain=toolchain,
+                    sizes={"original": size_of(case), "reduced": size_of(best)},
+                    stats=stats,
+                    confirmed=len(same),
+                    confirm_runs=len(signatures),
+                ),
+                out_dir,
+            )
+        checkpoint.clear()
+        return bundle, stats

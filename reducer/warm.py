@@ -6,6 +6,7 @@ that dies is replaced; one that cannot start makes its key fall back to cold com
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import select
@@ -13,14 +14,16 @@ import subprocess
 import tempfile
 import threading
 import time
+from collections import Counter
 from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
-from reducer.sandbox import FILE_SIZE_LIMIT, LOG_NAME, Running
+from reducer.sandbox import FILE_SIZE_LIMIT, LOG_NAME, CompileCancelled, Running
 
 WORKER_SCRIPT = str(Path(__file__).with_name("akg_worker.py"))
 READY_SECONDS = 300.0  # importing AKG takes ~1 s; a worker silent this long is broken
-MAX_IDLE = 4  # idle workers kept across all keys; the least recently used beyond this are stopped
+MAX_IDLE = 6  # idle workers kept across all keys; the least recently used beyond this are stopped
 
 WorkerKey = tuple[str, str, tuple[tuple[str, str], ...]]
 
@@ -51,11 +54,14 @@ class Worker:
             raise WorkerUnavailable(f"cannot start {python}: {exc}") from None
         self._buffer = b""
         self.last_used = time.monotonic()
-        ready = self._message(READY_SECONDS)
+        try:
+            ready = self._message(READY_SECONDS)
+        except WorkerDied:
+            ready = None
         if ready is None or "ready" not in ready:
-            self.stop()
             self._errors.seek(0)
             tail = self._errors.read()[-2000:].decode(errors="replace").strip()
+            self.stop()
             raise WorkerUnavailable(f"the compile worker did not start: {tail or 'no output'}")
         self.import_seconds = float(ready["ready"])
 
@@ -119,12 +125,19 @@ class _WarmChild:
 
 
 class WorkerPool:
-    """Workers by key, handed out to one thread at a time; thread-safe."""
+    """Workers by key, handed out to one thread at a time; thread-safe. When a key needs its first worker,
+    `size` - 1 spares start alongside in the background, so `size` parallel compiles of a new environment
+    pay for one import in wall time, not `size` one after the other."""
 
-    def __init__(self) -> None:
+    def __init__(self, size: int = 1) -> None:
+        self.size = max(1, size)
         self._idle: list[tuple[WorkerKey, Worker]] = []
+        self._starting: dict[WorkerKey, list[Future[Worker]]] = {}
+        self._busy: Counter[WorkerKey] = Counter()
         self._broken: set[WorkerKey] = set()
-        self._lock = threading.Lock()
+        self.failures: list[str] = []  # why workers could not start; their keys compile cold
+        self._lock = threading.RLock()  # a spare that fails at once runs its callback under the lock
+        self._spawner = ThreadPoolExecutor(self.size, thread_name_prefix="worker-start")
         self._closed = False
         self.started = 0
 
@@ -135,28 +148,72 @@ class WorkerPool:
     def usable(self, key: WorkerKey) -> bool:
         return key not in self._broken and not self._closed
 
+    def _start(self, key: WorkerKey) -> Worker:
+        python, script, env = key
+        try:
+            worker = Worker(python, script, dict(env))
+        except WorkerUnavailable as exc:
+            with self._lock:
+                if key not in self._broken:
+                    self._broken.add(key)
+                    self.failures.append(str(exc))
+            raise
+        with self._lock:
+            self.started += 1
+        return worker
+
+    def _spare_ready(self, key: WorkerKey, future: Future[Worker]) -> None:
+        """A spare finished starting: idle it, unless a compile already claimed it."""
+        with self._lock:
+            waiting = self._starting.get(key, [])
+            if future not in waiting:
+                return
+            waiting.remove(future)
+        if future.exception() is None:
+            self._put_back(key, future.result(), keep=True)
+
+    def _take(self, key: WorkerKey) -> Worker | Future[Worker] | None:
+        """Under the lock: an idle worker for `key`, else one that is starting; spares are asked for."""
+        found = next((i for i, (k, w) in enumerate(self._idle) if k == key and w.alive), None)
+        if found is not None:
+            return self._idle.pop(found)[1]
+        waiting = self._starting.setdefault(key, [])
+        claimed = waiting.pop(0) if waiting else None
+        spares = self.size - self._busy[key] - len(waiting) - 1 - sum(k == key for k, _ in self._idle)
+        for _ in range(max(0, spares)):
+            future = self._spawner.submit(self._start, key)
+            waiting.append(future)
+            future.add_done_callback(functools.partial(self._spare_ready, key))
+        return claimed
+
     @contextlib.contextmanager
     def worker(self, key: WorkerKey) -> Iterator[Worker]:
         """An idle worker for `key` (started if none), returned to the pool after use unless it died.
         WorkerUnavailable marks the key broken, so later compiles of it go cold at once."""
         with self._lock:
-            found = next((i for i, (k, w) in enumerate(self._idle) if k == key and w.alive), None)
-            worker = self._idle.pop(found)[1] if found is not None else None
-        if worker is None:
-            python, script, env = key
-            try:
-                worker = Worker(python, script, dict(env))
-            except WorkerUnavailable:
-                with self._lock:
-                    self._broken.add(key)
-                raise
+            taken = self._take(key)
+            self._busy[key] += 1
+        try:
+            if isinstance(taken, Worker):
+                worker = taken
+            elif taken is not None:
+                worker = taken.result()
+            else:
+                worker = self._start(key)
+        except BaseException:
             with self._lock:
-                self.started += 1
+                self._busy[key] -= 1
+            raise
         keep = False
         try:
             yield worker
             keep = True
+        except CompileCancelled:
+            keep = True  # its child was killed and reaped: the worker is ready for the next one
+            raise
         finally:
+            with self._lock:
+                self._busy[key] -= 1
             self._put_back(key, worker, keep)
 
     def _put_back(self, key: WorkerKey, worker: Worker, keep: bool) -> None:
@@ -174,6 +231,13 @@ class WorkerPool:
     def close(self) -> None:
         with self._lock:
             self._closed = True
+        self._spawner.shutdown(wait=True)  # spares still starting end up idle (closed: stopped)
+        with self._lock:
             idle, self._idle = self._idle, []
+            starting = [f for futures in self._starting.values() for f in futures]
+            self._starting.clear()
         for _, worker in idle:
             worker.stop()
+        for future in starting:
+            if future.exception() is None:
+                future.result().stop()

@@ -15,6 +15,7 @@ import yaml
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 FAKE_COMPILER = HERE / "fake_compiler.py"
+CORPUS = ROOT / "corpus"
 
 MATMUL_KERNEL = textwrap.dedent(
     """

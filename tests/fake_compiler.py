@@ -6,7 +6,8 @@ input dimension >= 3 -> an AKG-style `Check failed` in fake_tiling.cc. With attr
 does not fire, so a test can make the failure depend on an attr.
 Bug B (a different bug a reduction must not slip to): no multiplication left and an attr named "trap".
 FAKE_COMPILER_SLEEP in the environment makes every compile take that many seconds; with
-FAKE_COMPILER_FLAKY=p a compile passes with probability p whatever the kernel.
+FAKE_COMPILER_FLAKY=p a compile passes with probability p whatever the kernel; with
+FAKE_COMPILER_HANG_WITHOUT=name a compile whose attrs lack `name` hangs.
 """
 
 import ast
@@ -33,6 +34,9 @@ def main() -> int:
     with open(sys.argv[1]) as fh:
         info = json.load(fh)
     attrs = json.loads(sys.argv[3]) if len(sys.argv) > 3 else {}
+    hang_without = os.environ.get("FAKE_COMPILER_HANG_WITHOUT")
+    if hang_without and hang_without not in attrs:
+        time.sleep(3600)
     op = info["op_desc"][0]
     source = next(a["value"] for a in op["attr"] if a["name"] == "func_source_str")
     dims = [d for desc in info["input_desc"] for d in desc[0]["shape"]]

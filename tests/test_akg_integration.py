@@ -10,13 +10,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, needs_akg
+from conftest import CORPUS, ROOT, needs_akg
 
 from reducer.case import load_case
 from reducer.size import size_of
 
 pytestmark = [pytest.mark.akg, needs_akg]
-CORPUS = ROOT / "corpus"
 
 
 def reduce_cli(case: str, out: Path) -> Path:

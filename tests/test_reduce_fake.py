@@ -13,8 +13,9 @@ import pytest
 import yaml
 from conftest import write_case
 
+from reducer import session
 from reducer.case import load_case
-from reducer.session import Settings, reduce_case
+from reducer.session import CONFIRM_RUNS, PROBE_RUNS, Settings, reduce_case
 from reducer.size import size_of
 
 BUNDLE_FILES = {
@@ -31,9 +32,9 @@ BUNDLE_FILES = {
 }
 
 
-def _reduce(crash: Path, out: Path, jobs: int = 1) -> tuple[Path, dict]:
+def _reduce(crash: Path, out: Path, jobs: int = 1, **settings: object) -> tuple[Path, dict]:
     files = {"crash.yaml": crash.read_text(), "kernel.py": (crash.parent / "kernel.py").read_text()}
-    return reduce_case(load_case(crash), files, out, Settings(jobs=jobs))
+    return reduce_case(load_case(crash), files, out, Settings(jobs=jobs, **settings))
 
 
 def test_reduction_keeps_the_bug_and_shrinks_everything(fake_case: Path, tmp_path: Path) -> None:
@@ -93,6 +94,42 @@ def test_parallel_result_equals_sequential(fake_case: Path, tmp_path: Path) -> N
     two, _ = _reduce(fake_case, tmp_path / "j2", jobs=2)
     assert (one / "kernel.py").read_text() == (two / "kernel.py").read_text()
     assert yaml.safe_load((one / "crash.yaml").read_text()) == yaml.safe_load((two / "crash.yaml").read_text())
+
+
+def test_cold_and_warm_reductions_agree(fake_case: Path, tmp_path: Path) -> None:
+    warm, warm_stats = _reduce(fake_case, tmp_path / "warm")
+    cold, cold_stats = _reduce(fake_case, tmp_path / "cold", cold=True)
+    assert (warm / "kernel.py").read_text() == (cold / "kernel.py").read_text()
+    assert warm_stats["compiles"] == cold_stats["compiles"] and warm_stats["warm"] and not cold_stats["warm"]
+
+
+def test_a_rerun_is_answered_by_the_persistent_cache_until_the_compiler_changes(
+    fake_case: Path, tmp_path: Path
+) -> None:
+    cache = tmp_path / "cache.sqlite"
+    first, first_stats = _reduce(fake_case, tmp_path / "first", cache=cache)
+    again, again_stats = _reduce(fake_case, tmp_path / "again", cache=cache)
+    assert (again / "kernel.py").read_text() == (first / "kernel.py").read_text()
+    # only the probes of the original, the confirmation runs and the IR dump compile; the search, nothing
+    not_cached = PROBE_RUNS + CONFIRM_RUNS + 1
+    assert again_stats["compiles"] == not_cached < first_stats["compiles"]
+    assert again_stats["stored_hits"] == first_stats["compiles"] - not_cached
+    compiler = fake_case.parent / "fake_compiler.py"
+    compiler.write_text(compiler.read_text() + "# a new compiler build\n")
+    _, changed_stats = _reduce(fake_case, tmp_path / "changed", cache=cache)
+    assert changed_stats["compiles"] == first_stats["compiles"] and changed_stats["stored_hits"] == 0
+
+
+def test_a_hanging_candidate_is_cut_by_the_adaptive_timeout(tmp_path: Path, monkeypatch) -> None:
+    """No timeout given: the search gives each compile 10 x the original's (floor lowered to 1 s here);
+    candidates without the attr `dim` hang and are cut, so `dim` stays; the bundle keeps no timeout."""
+    monkeypatch.setattr(session, "TIMEOUT_FLOOR", 1.0)
+    monkeypatch.setenv("FAKE_COMPILER_HANG_WITHOUT", "dim")
+    crash = write_case(tmp_path / "hangs", timeout=None)
+    bundle, stats = _reduce(crash, tmp_path / "out", jobs=2)
+    assert stats["search_timeout"] == 1.0
+    reduced = yaml.safe_load((bundle / "crash.yaml").read_text())
+    assert "dim" in reduced["attrs"] and "timeout" not in reduced
 
 
 def test_interrupted_run_resumes_from_checkpoint(fake_case: Path, tmp_path: Path, monkeypatch) -> None:

@@ -1,0 +1,128 @@
+"""Warm workers: a compile forked from a worker behaves exactly like a cold one (same exit, signal and
+output), a crash or hang of one compile leaves the worker serving, a killed worker is replaced and its
+compile rerun, and a worker that cannot start means cold compiles, not a failed reduction."""
+
+from __future__ import annotations
+
+import re
+import signal
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+from conftest import CORPUS, MATMUL_KERNEL, needs_akg
+
+from reducer.akg import compile_case
+from reducer.case import Case, TensorSpec, function_source, load_case
+from reducer.hybrid import infer_outputs
+from reducer.sandbox import Outcome
+from reducer.signature import mask, signature_of
+from reducer.warm import WorkerPool
+
+# A compiler script whose behaviour the attrs choose; what it prints is deterministic.
+SCRIPT = textwrap.dedent(
+    """
+    import json, os, signal, sys, time
+
+    attrs = json.loads(sys.argv[3])
+    print("compiling", open(sys.argv[1]).read()[:20])
+    sys.stdout.flush()
+    mode = attrs.get("mode")
+    if mode == "segv":
+        os.kill(os.getpid(), signal.SIGSEGV)
+    if mode == "sleep":
+        time.sleep(attrs["seconds"])
+    if mode == "raise":
+        raise ValueError("Compile error")
+    if mode == "exit":
+        sys.exit(3)
+    print("[ERROR] AKG:x [fake.cc:1] [t] Check failed: done", file=sys.stderr)
+    """
+)
+
+
+@pytest.fixture
+def script(tmp_path: Path) -> Path:
+    path = tmp_path / "fake_akg.py"
+    path.write_text(SCRIPT)
+    return path
+
+
+@pytest.fixture
+def pool():
+    pool = WorkerPool()
+    yield pool
+    pool.close()
+
+
+def case_for(script: Path, timeout: float = 20, **attrs: object) -> Case:
+    inputs = (TensorSpec((4, 4), "float32"), TensorSpec((4, 4), "float32"), TensorSpec((4,), "float32"))
+    source, function = function_source(MATMUL_KERNEL, None, "kernel")
+    return Case("k", source, function, inputs, attrs=dict(attrs), compiler=str(script), timeout=timeout)
+
+
+def compile_(case: Case, pool: WorkerPool | None) -> Outcome:
+    return compile_case(case, infer_outputs(case), pool=pool)
+
+
+def observable(outcome: Outcome) -> tuple:
+    return outcome.returncode, outcome.signal, outcome.timed_out, outcome.output
+
+
+@pytest.mark.parametrize("mode", ["done", "raise", "exit", "segv"])
+def test_a_warm_compile_looks_exactly_like_a_cold_one(script: Path, pool: WorkerPool, mode: str) -> None:
+    case = case_for(script, mode=mode)
+    cold, warm = compile_(case, None), compile_(case, pool)
+    assert observable(warm) == observable(cold)
+    assert pool.started == 1
+
+
+def test_a_crash_or_hang_kills_only_that_compile(script: Path, pool: WorkerPool) -> None:
+    assert compile_(case_for(script, mode="segv"), pool).signal == signal.SIGSEGV
+    hung = compile_(case_for(script, timeout=1, mode="sleep", seconds=600), pool)
+    assert hung.timed_out and hung.seconds < 10
+    assert compile_(case_for(script, mode="done"), pool).returncode == 0
+    assert pool.started == 1  # the same worker served all three
+
+
+def test_a_killed_worker_is_replaced_and_its_compile_rerun(script: Path, pool: WorkerPool) -> None:
+    compile_(case_for(script, mode="done"), pool)
+    (worker,) = [p for p in psutil.Process().children() if "akg_worker.py" in " ".join(p.cmdline())]
+    result: list[Outcome] = []
+    thread = threading.Thread(target=lambda: result.append(compile_(case_for(script, mode="sleep", seconds=2), pool)))
+    thread.start()
+    time.sleep(0.5)
+    worker.kill()
+    thread.join(60)
+    assert result and result[0].returncode == 0 and "Check failed: done" in result[0].output
+    assert pool.started == 2
+
+
+def test_a_worker_that_cannot_import_akg_falls_back_to_cold(tmp_path: Path, pool: WorkerPool) -> None:
+    """A compiler.py next to a get_file_path.py looks like MindSpore's entry, so the worker imports AKG
+    first; here that import fails, and the compile runs cold, as it would without workers."""
+    (tmp_path / "get_file_path.py").write_text("raise ImportError('no AKG here')\n")
+    script = tmp_path / "compiler.py"
+    script.write_text(SCRIPT)
+    case = case_for(script, mode="done")
+    assert observable(compile_(case, pool)) == observable(compile_(case, None))
+    assert observable(compile_(case, pool)) == observable(compile_(case, None))
+    assert pool.started == 0
+    assert len(pool.failures) == 1 and "no AKG here" in pool.failures[0]  # not retried for every compile
+
+
+def log(outcome: Outcome) -> str:
+    """The whole compile log up to addresses, numbers and AKG's timestamps."""
+    return mask(re.sub(r"AKG:\S+", "AKG:", outcome.output))
+
+
+@needs_akg
+def test_warm_and_cold_agree_on_every_corpus_case(pool: WorkerPool) -> None:
+    for crash in sorted(CORPUS.glob("*/crash.yaml")):
+        case = load_case(crash)
+        cold, warm = compile_(case, None), compile_(case, pool)
+        assert signature_of(warm, 60) == signature_of(cold, 60), crash
+        assert log(warm) == log(cold), crash
