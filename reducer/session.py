@@ -11,6 +11,7 @@ import shutil
 import tempfile
 from collections import Counter
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,7 @@ from reducer.case import Case, Expectation, TensorSpec
 from reducer.errors import NotFailingError
 from reducer.hybrid import InvalidKernel, infer_outputs
 from reducer.oracle import Compiler, Counters, Oracle
-from reducer.sandbox import allow_compiles, cancel_all, sweep_orphans
+from reducer.sandbox import Outcome, allow_compiles, cancel_all, sweep_orphans
 from reducer.search import Reduction
 from reducer.signature import Signature, matches, signature_of
 from reducer.size import size_of
@@ -167,6 +168,21 @@ class Checkpoint:
         self.path.unlink(missing_ok=True)
 
 
+def _dump_ir(
+    case: Case, outputs: tuple[TensorSpec, ...], expectation: Expectation, dest: Path, repeat: int
+) -> tuple[Outcome, int]:
+    """Compile `case` cold with AKG's per-pass IR dump into `dest`; a flaky failure may need up to `repeat`
+    compiles to show up in the log. Returns the last outcome and the number of compiles."""
+    compiles = 0
+    while True:
+        shutil.rmtree(dest, ignore_errors=True)
+        dest.mkdir()
+        final = compile_case(case, outputs, dump_ir=True, collect=_collect_ir(dest))
+        compiles += 1
+        if compiles == repeat or matches(signature_of(final, case.time_limit), expectation):
+            return final, compiles
+
+
 def _collect_ir(dest: Path) -> Callable[[Path], None]:
     def collect(workdir: Path) -> None:
         for item in workdir.iterdir():
@@ -233,25 +249,23 @@ def _reduce(
         # The bundle replays with the user's limit (or the default), not the one chosen for the search.
         best = best.with_(timeout=case.timeout)
         events.on_stage("confirming the result")
-        signatures = [sig for sig, _ in oracle.run_many(best, CONFIRM_RUNS * repeat)]
-        same = [s for s in signatures if matches(s, expectation)]
-        if not same or (repeat == 1 and len(same) < len(signatures)):
-            raise NotFailingError(
-                "the reduced case does not fail the same way on every re-run (flaky compiler? try --repeat): "
-                + "; ".join(sorted({s.one_line() for s in signatures}))
-            )
-        events.on_stage("collecting IR and writing the bundle")
         outputs = infer_outputs(best)
-        with tempfile.TemporaryDirectory(prefix="akg-reduce-ir-") as ir_tmp:
+        with tempfile.TemporaryDirectory(prefix="akg-reduce-ir-") as ir_tmp, ThreadPoolExecutor(1) as side:
             ir_dir = Path(ir_tmp)
-            for _ in range(repeat):  # a flaky failure may need more than one compile to show up in the log
-                shutil.rmtree(ir_dir, ignore_errors=True)
-                ir_dir.mkdir()
-                # Cold, as repro.py compiles: the bundle's log is what a maintainer will see.
-                final = compile_case(best, outputs, dump_ir=True, collect=_collect_ir(ir_dir))
-                counters.compiles += 1
-                if matches(signature_of(final, best.time_limit), expectation):
-                    break
+            # The IR dump compiles cold, as repro.py does: the bundle's log is what a maintainer will see.
+            # With spare cores it runs alongside the confirmation runs.
+            dump = functools.partial(_dump_ir, best, outputs, expectation, ir_dir, repeat)
+            ir_run = side.submit(dump) if settings.jobs > 1 else None
+            signatures = [sig for sig, _ in oracle.run_many(best, CONFIRM_RUNS * repeat)]
+            same = [s for s in signatures if matches(s, expectation)]
+            if not same or (repeat == 1 and len(same) < len(signatures)):
+                raise NotFailingError(
+                    "the reduced case does not fail the same way on every re-run (flaky compiler? try --repeat): "
+                    + "; ".join(sorted({s.one_line() for s in signatures}))
+                )
+            events.on_stage("collecting IR and writing the bundle")
+            final, dumps = ir_run.result() if ir_run else dump()
+            counters.compiles += dumps
             stats = {
                 **oracle.counters.to_dict(),
                 "rounds": search.rounds,

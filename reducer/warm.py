@@ -100,10 +100,14 @@ class Worker:
     def alive(self) -> bool:
         return self._proc.poll() is None
 
-    def stop(self) -> None:
+    def hang_up(self) -> None:
+        """Close its input: the worker ends (and kills any compile it runs) by itself."""
         with contextlib.suppress(OSError):
             if self._proc.stdin:
                 self._proc.stdin.close()
+
+    def stop(self) -> None:
+        self.hang_up()
         try:
             self._proc.wait(5)
         except subprocess.TimeoutExpired:
@@ -236,8 +240,8 @@ class WorkerPool:
             idle, self._idle = self._idle, []
             starting = [f for futures in self._starting.values() for f in futures]
             self._starting.clear()
-        for _, worker in idle:
+        workers = [w for _, w in idle] + [f.result() for f in starting if f.exception() is None]
+        for worker in workers:  # all at once: each takes a moment to exit
+            worker.hang_up()
+        for worker in workers:
             worker.stop()
-        for future in starting:
-            if future.exception() is None:
-                future.result().stop()

@@ -1,0 +1,62 @@
+"""The interestingness test bench/peers.py gives every peer reducer: exit 0 when the single-file case
+(a `CASE = {...}` dict of inputs/attrs/env, then the kernel function) is valid Hybrid DSL and, compiled
+cold by the real AKG, fails with the target signature; exit 1 otherwise. The file is the first argument,
+or ./case.py (C-Vise runs the test next to its copy). PEER_EXPECT names the target signature's JSON,
+PEER_LOG a file that gets one line per call ("compile" or "invalid"), PEER_TIMEOUT the compile limit."""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import sys
+from pathlib import Path
+
+from reducer.akg import compile_case
+from reducer.case import Case, Expectation, TensorSpec
+from reducer.hybrid import InvalidKernel, infer_outputs
+from reducer.signature import matches, signature_of
+
+
+def parse_single_file(text: str) -> Case:
+    """The Case a single-file form describes; ValueError/SyntaxError/KeyError/TypeError when it does not."""
+    tree = ast.parse(text)
+    spec = next(n for n in tree.body if isinstance(n, ast.Assign) and ast.unparse(n.targets[0]) == "CASE")
+    data = ast.literal_eval(spec.value)
+    func = next(n for n in tree.body if isinstance(n, ast.FunctionDef))
+    lines = text.splitlines(keepends=True)
+    source = "".join(lines[func.lineno - 1 : func.end_lineno])
+    inputs = tuple(TensorSpec(tuple(int(d) for d in t["shape"]), str(t["dtype"])) for t in data["inputs"])
+    if any(d < 1 for t in inputs for d in t.shape):
+        raise ValueError("a dimension below 1")
+    env = {str(k): str(v) for k, v in dict(data.get("env", {})).items()}
+    return Case("peer", source, func.name, inputs, attrs=dict(data.get("attrs", {})), env=env)
+
+
+def single_file(case: Case) -> str:
+    spec = {"inputs": [t.to_dict() for t in case.inputs], "attrs": case.attrs, "env": case.env}
+    return f"CASE = {spec!r}\n\n\n{case.source}"
+
+
+def _log(word: str) -> None:
+    if os.environ.get("PEER_LOG"):
+        with open(os.environ["PEER_LOG"], "a") as fh:
+            fh.write(word + "\n")
+
+
+def main() -> int:
+    path = Path(sys.argv[1]) if len(sys.argv) > 1 else Path("case.py")
+    try:
+        case = parse_single_file(path.read_text()).with_(timeout=float(os.environ.get("PEER_TIMEOUT", "60")))
+        outputs = infer_outputs(case)
+    except (InvalidKernel, ValueError, SyntaxError, KeyError, TypeError, StopIteration, OSError):
+        _log("invalid")
+        return 1
+    expect = Expectation(**json.loads(Path(os.environ["PEER_EXPECT"]).read_text()), exact=True)
+    sig = signature_of(compile_case(case, outputs), case.time_limit)
+    _log("compile")
+    return 0 if matches(sig, expect) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
