@@ -30,16 +30,12 @@ CORPUS = Path(__file__).resolve().parent.parent / "corpus"
 # a fresh dir and prints the seconds compilewithjson took. Errors are the point, so they are swallowed.
 IN_PROCESS = r"""
 import json, os, sys, tempfile, time
-script = sys.argv[1]
+from reducer.akg_worker import preload
 replies = os.fdopen(os.dup(1), "w")
 quiet = os.open(os.devnull, os.O_WRONLY)
 os.dup2(quiet, 1)  # AKG's C++ log writes to the fds, not to sys.stdout
 os.dup2(quiet, 2)
-os.environ["MS_COMPILER_CACHE_PATH"] = "."
-os.environ["KERNEL_META_DIR"] = "kernel_meta"
-sys.path.insert(0, os.path.dirname(script))
-from get_file_path import get_akg_path
-sys.path.insert(0, get_akg_path())
+preload(sys.argv[1])  # what a warm worker imports, the same way
 import akg.ms
 for line in sys.stdin:
     request = json.loads(line)

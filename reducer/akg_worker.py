@@ -23,7 +23,7 @@ import time
 PR_SET_PDEATHSIG = 1
 
 
-def _preload(script: str) -> None:
+def preload(script: str) -> None:
     """Import what the compiler script would import first. MindSpore's compiler.py sets these two
     variables before importing akg, so they are set the same way before the import here."""
     if os.path.basename(script) != "compiler.py" or not os.path.isfile(
@@ -125,7 +125,7 @@ def main() -> None:
     for fd in (0, 1):  # stray prints of the imported modules must not reach the protocol pipe
         os.dup2(quiet, fd)
     started = time.monotonic()
-    _preload(script)
+    preload(script)
 
     def reply(message: dict) -> None:
         os.write(replies, (json.dumps(message) + "\n").encode())

@@ -47,8 +47,10 @@ class Reduction:
         # per pass: candidates tried and accepted, for guessing whether the next one will be accepted
         self._tried: Counter[str] = Counter()
         self._accepted: Counter[str] = Counter()
+        self._round_accepted: Counter[str] = Counter()  # edits each pass had accepted in this round
 
     def _accept(self, name: str, case: Case) -> None:
+        self._round_accepted[name] += 1
         self.best = case
         self.best_size = size_of(case)
         self.on_improve(name, case)
@@ -118,11 +120,19 @@ class Reduction:
             changed = True
 
     def run(self) -> Case:
+        """Rounds over the schedule until one changes nothing. After the first round, the passes that had
+        more edits accepted in the previous round go first (ties keep the schedule's order): a pass that
+        still bites is where the next round's progress is. Counts of accepted edits do not depend on
+        `-j`, so neither does the order."""
         progress = True
+        order = list(self.schedule)
         while progress:
             progress = False
             self.rounds += 1
-            for p in self.schedule:
+            if self.rounds > 1:
+                order = sorted(self.schedule, key=lambda p: -self._round_accepted[p.name])
+            self._round_accepted.clear()
+            for p in order:
                 self.on_pass(p.name, self.best)
                 if hasattr(p, "keep"):
                     progress |= self._run_deletion(p)  # type: ignore[arg-type]

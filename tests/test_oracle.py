@@ -1,0 +1,66 @@
+"""The oracle's parallel search: the earliest interesting candidate wins whatever finishes first, compiles
+that can no longer matter are killed, and a guessed next query is compiled ahead and then reused."""
+
+from __future__ import annotations
+
+import itertools
+import threading
+
+from reducer.case import Case, Expectation, TensorSpec
+from reducer.oracle import Oracle
+from reducer.sandbox import CompileCancelled, Outcome
+
+SOURCE = "def f(a):\n    b = output_tensor(a.shape, a.dtype)\n    b[0] = a[0]\n    return b\n"
+EXPECT = Expectation("error", "Check failed: boom", "t.cc:1", exact=True)
+
+
+def case(tag: int, **attrs: object) -> Case:
+    return Case("k", SOURCE, "f", (TensorSpec((2,), "float32"),), attrs={"tag": tag, **attrs})
+
+
+class SlowCompiler:
+    """Fails (interestingly) when attrs say `hit`; takes `seconds` attr long unless cancelled."""
+
+    def __init__(self) -> None:
+        self.cancelled: list[int] = []
+        self.compiled: list[int] = []
+        self.lock = threading.Lock()
+
+    def __call__(self, c: Case, outputs, cancel: threading.Event | None = None) -> Outcome:
+        if cancel is not None and cancel.wait(float(c.attrs.get("seconds", 0))):
+            with self.lock:
+                self.cancelled.append(c.attrs["tag"])
+            raise CompileCancelled
+        with self.lock:
+            self.compiled.append(c.attrs["tag"])
+        text = "[ERROR] AKG:x [t.cc:1] [t] Check failed: boom" if c.attrs.get("hit") else ""
+        return Outcome(1 if text else 0, None, False, False, 0.0, 0.0, text)
+
+
+def test_parallel_answers_equal_sequential_ones_for_every_pattern() -> None:
+    for pattern in itertools.product([False, True], repeat=4):
+        cands = [case(i, hit=h, seconds=0.01 * (4 - i)) for i, h in enumerate(pattern)]  # later ones finish first
+        with (
+            Oracle(EXPECT, jobs=1, compiler=SlowCompiler()) as one,
+            Oracle(EXPECT, jobs=3, compiler=SlowCompiler()) as three,
+        ):
+            assert one.first_interesting(cands) is three.first_interesting(cands), pattern
+
+
+def test_a_compile_after_the_winner_is_killed_not_waited_for() -> None:
+    compiler = SlowCompiler()
+    with Oracle(EXPECT, jobs=2, compiler=compiler) as oracle:
+        winner = case(0, hit=True, seconds=0.2)
+        loser = case(1, seconds=30)
+        assert oracle.first_interesting([winner, loser]) is winner
+    assert compiler.cancelled == [1] and compiler.compiled == [0]
+
+
+def test_the_guessed_next_query_is_compiled_ahead_and_reused() -> None:
+    compiler = SlowCompiler()
+    now, after = case(0, hit=True, seconds=0.2), case(1, hit=True)
+    with Oracle(EXPECT, jobs=2, compiler=compiler) as oracle:
+        assert oracle.first_interesting([now], successor=lambda c: after) is now
+        assert oracle.first_interesting([after]) is after
+        assert oracle.counters.compiles == 2  # `after` compiled once, ahead of its query
+    assert sorted(compiler.compiled) == [0, 1]
