@@ -19,7 +19,8 @@ from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
-from reducer.sandbox import FILE_SIZE_LIMIT, LOG_NAME, CompileCancelled, Running
+from reducer import sandbox
+from reducer.sandbox import LOG_NAME, CompileCancelled, Running
 
 WORKER_SCRIPT = str(Path(__file__).with_name("akg_worker.py"))
 READY_SECONDS = 300.0  # importing AKG takes ~1 s; a worker silent this long is broken
@@ -83,7 +84,7 @@ class Worker:
         return json.loads(line)
 
     def launch(self, argv: list[str], workdir: Path) -> Running:
-        request = {"dir": str(workdir), "log": LOG_NAME, "argv": argv, "file_limit": FILE_SIZE_LIMIT}
+        request = {"dir": str(workdir), "log": LOG_NAME, "argv": argv, "file_limit": sandbox.FILE_SIZE_LIMIT}
         stdin = self._proc.stdin
         assert stdin is not None
         try:
