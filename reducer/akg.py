@@ -124,11 +124,12 @@ def compile_case(
 
 
 def compiler_identity(toolchain: Toolchain) -> dict[str, str]:
-    """What makes two compilers the same for the persistent cache: interpreter, MindSpore version, and the
-    exact compile entry script and AKG library (content hash, size and mtime). Read on every call, so a
-    compiler replaced under a running reducer is noticed."""
+    """What makes two compilers the same for the persistent cache: the Python version and environment
+    (MindSpore's package dir, not the interpreter's path: `.venv/bin/python` and `python3` of one venv are
+    one compiler), MindSpore's version, and the exact compile entry script and AKG library (content hash,
+    size and mtime). Read on every call, so a compiler replaced under a running reducer is noticed."""
     identity = {
-        "python": toolchain.python,
+        "mindspore_dir": toolchain.mindspore_dir or "",
         "python_version": toolchain.python_version,
         "mindspore": toolchain.mindspore_version or "",
         "script": toolchain.compiler_script,

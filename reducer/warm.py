@@ -101,19 +101,14 @@ class Worker:
     def alive(self) -> bool:
         return self._proc.poll() is None
 
-    def hang_up(self) -> None:
-        """Close its input: the worker ends (and kills any compile it runs) by itself."""
+    def stop(self) -> None:
+        """Kill it: a worker keeps nothing worth a graceful exit (unloading AKG takes a while), and a
+        compile still running in it dies with it (its child has PDEATHSIG)."""
         with contextlib.suppress(OSError):
             if self._proc.stdin:
                 self._proc.stdin.close()
-
-    def stop(self) -> None:
-        self.hang_up()
-        try:
-            self._proc.wait(5)
-        except subprocess.TimeoutExpired:
-            self._proc.kill()
-            self._proc.wait()
+        self._proc.kill()
+        self._proc.wait()
         if self._proc.stdout:
             self._proc.stdout.close()
         self._errors.close()
@@ -241,8 +236,5 @@ class WorkerPool:
             idle, self._idle = self._idle, []
             starting = [f for futures in self._starting.values() for f in futures]
             self._starting.clear()
-        workers = [w for _, w in idle] + [f.result() for f in starting if f.exception() is None]
-        for worker in workers:  # all at once: each takes a moment to exit
-            worker.hang_up()
-        for worker in workers:
+        for worker in [w for _, w in idle] + [f.result() for f in starting if f.exception() is None]:
             worker.stop()
