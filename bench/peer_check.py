@@ -2,11 +2,14 @@
 (a `CASE = {...}` dict of inputs/attrs/env, then the kernel function) is valid Hybrid DSL and, compiled
 cold by the real AKG, fails with the target signature; exit 1 otherwise. The file is the first argument,
 or ./case.py (C-Vise runs the test next to its copy). PEER_EXPECT names the target signature's JSON,
-PEER_LOG a file that gets one line per call ("compile" or "invalid"), PEER_TIMEOUT the compile limit."""
+PEER_LOG a file that gets one line per call ("compile" or "invalid"), PEER_TIMEOUT the compile limit.
+The smallest interesting file seen is kept as PEER_LOG + ".best": a peer stopped at its time budget
+may not have written its own result."""
 
 from __future__ import annotations
 
 import ast
+import fcntl
 import json
 import os
 import sys
@@ -44,10 +47,21 @@ def _log(word: str) -> None:
             fh.write(word + "\n")
 
 
+def _keep_if_smallest(text: str) -> None:
+    if not os.environ.get("PEER_LOG"):
+        return
+    best = Path(os.environ["PEER_LOG"] + ".best")
+    with open(os.environ["PEER_LOG"] + ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # peers run tests in parallel
+        if not best.exists() or len(text) < len(best.read_text()):
+            best.write_text(text)
+
+
 def main() -> int:
     path = Path(sys.argv[1]) if len(sys.argv) > 1 else Path("case.py")
     try:
-        case = parse_single_file(path.read_text()).with_(timeout=float(os.environ.get("PEER_TIMEOUT", "60")))
+        text = path.read_text()
+        case = parse_single_file(text).with_(timeout=float(os.environ.get("PEER_TIMEOUT", "60")))
         outputs = infer_outputs(case)
     except (InvalidKernel, ValueError, SyntaxError, KeyError, TypeError, StopIteration, OSError):
         _log("invalid")
@@ -55,7 +69,10 @@ def main() -> int:
     expect = Expectation(**json.loads(Path(os.environ["PEER_EXPECT"]).read_text()), exact=True)
     sig = signature_of(compile_case(case, outputs), case.time_limit)
     _log("compile")
-    return 0 if matches(sig, expect) else 1
+    if not matches(sig, expect):
+        return 1
+    _keep_if_smallest(text)
+    return 0
 
 
 if __name__ == "__main__":

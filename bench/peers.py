@@ -92,6 +92,19 @@ def _result_file(work: Path, peer: str) -> Path:
     return work / "case.py"
 
 
+def _final(check: Path, env: dict[str, str], result: Path, best: Path) -> tuple[Case | None, bool, str]:
+    """The peer's result if it parses and still fails the same way, else the smallest interesting file
+    its tests saw (a peer stopped at the budget may not have written one)."""
+    for path, note in ((result, ""), (best, "result: the smallest interesting test it ran")):
+        try:
+            case = parse_single_file(path.read_text())
+        except Exception:  # a peer may leave anything behind
+            continue
+        if subprocess.run([str(check), str(path)], env={**env, "PEER_LOG": ""}).returncode == 0:
+            return case, True, note
+    return None, False, "no result that fails the same way"
+
+
 def _run_budgeted(command: list[str], cwd: Path, env: dict[str, str], budget: float) -> tuple[float, bool]:
     start = time.monotonic()
     with open(cwd / "peer.log", "w") as log:
@@ -148,13 +161,9 @@ def run_case(name: str, peers: list[str], problems: dict[str, str], budget: floa
                 raise SystemExit(f"{name}: the single-file form does not fail the same way; nothing to compare")
             wall, capped = _run_budgeted(command, work, env, budget)
             calls = log.read_text().split() if log.exists() else []
-            try:
-                final = parse_single_file(_result_file(work, peer).read_text())
-            except Exception:  # a peer may leave anything behind; the row says so
-                final = None
-            same = final is not None and subprocess.run([str(check), str(_result_file(work, peer))], env={
-                **env, "PEER_LOG": ""}).returncode == 0  # fmt: skip
-            note = f"stopped at the {budget:.0f} s budget" if capped else ""
+            final, same, note = _final(check, env, _result_file(work, peer), Path(f"{log}.best"))
+            if capped:
+                note = f"stopped at the {budget:.0f} s budget" + (f"; {note}" if note else "")
             if not calls:  # the peer gave up before testing anything: say why
                 note = (work / "peer.log").read_text().strip().splitlines()[-1:] or ["no output"]
                 note = note[0][:120]
