@@ -125,15 +125,12 @@ class Oracle:
             if cached is not None:
                 self.counters.cache_hits += 1
                 return cached
-            ahead = self._prefetching.pop(key, None)
-        if ahead is not None and not ahead[0].cancel():  # running or done: its answer is this one's
+            ahead = self._prefetching.get(key)
+        if ahead is not None and cancel is None:
             try:
-                return ahead[0].result()
+                return ahead[0].result()  # being compiled ahead of time: wait for that compile
             except CompileCancelled:
                 pass
-        return self._decide(case, key, cancel)
-
-    def _decide(self, case: Case, key: str, cancel: threading.Event | None) -> Verdict:
         try:
             for _ in range(self.repeat):  # a flaky failure counts when any of `repeat` compiles shows it
                 sig = self._signature(case, cancel)
@@ -152,62 +149,43 @@ class Oracle:
         return self.verdict(case, cancel).interesting
 
     def first_interesting(
-        self,
-        candidates: Iterable[Case],
-        successor: Callable[[Case], Case | None] | None = None,
-        later: Iterator[Case] | None = None,
+        self, candidates: Iterable[Case], successor: Callable[[Case], Case | None] | None = None
     ) -> Case | None:
         """The first interesting candidate in order; the answer, and what is cached, equal a sequential
         scan. With `jobs` > 1 the spare cores guess: without `successor`, that the candidates fail (the
-        next ones compile at once, the pipeline stays full, and once they are all started the search's
-        `later` queries compile ahead); with it, that they pass (while a candidate compiles, the search's
-        next query if it is accepted, `successor(candidate)`, compiles ahead). Compiles whose result can
-        no longer matter are killed."""
+        next ones compile at once, the pipeline stays full); with it, that they pass (while a candidate
+        compiles, the search's next query if it is accepted, `successor(candidate)`, compiles ahead).
+        Compiles whose result can no longer matter are killed."""
         if self.jobs == 1:
             return next((c for c in candidates if self.interesting(c)), None)
         try:
-            found = None
             if successor is None:
-                found = self._first_parallel(iter(candidates), later)
-            else:
-                for case in candidates:
-                    self._guess(successor(case))
-                    if self.interesting(case):
-                        found = case
-                        break
-            if found is not None:  # the search moves on from a new case: guesses made for the old one are void
-                self._stop_guesses()
-            return found
+                return self._first_parallel(iter(candidates))
+            for case in candidates:
+                self._prefetch_only(successor(case))
+                if self.interesting(case):
+                    return case
+            self._prefetch_only(None)
+            return None
         except KeyboardInterrupt:
             cancel_all()  # before the pool waits for the compiles in flight
             raise
 
-    def _guess(self, case: Case | None) -> None:
-        """Compile `case` ahead as the only guess; other guesses are stopped."""
-        self._stop_guesses(keep=case.key() if case is not None else None)
-        if case is not None:
-            self._compile_ahead(case)
-
-    def _stop_guesses(self, keep: str | None = None) -> None:
+    def _prefetch_only(self, case: Case | None) -> None:
+        """Compile `case` ahead of time, if a core is free and its verdict unknown; stop other compiles
+        ahead, which were guesses that did not come true."""
+        key = case.key() if case is not None else None
         with self._lock:
-            for key, (_, stop) in list(self._prefetching.items()):
-                if key != keep:
+            for other, (_, stop) in list(self._prefetching.items()):
+                if other != key:
                     stop.set()
-                    del self._prefetching[key]
-
-    def _guesses_running(self) -> int:
-        with self._lock:
-            return sum(not future.done() for future, _ in self._prefetching.values())
-
-    def _compile_ahead(self, case: Case) -> None:
-        key = case.key()
-        with self._lock:
-            if key in self._cache or key in self._prefetching:
+                    del self._prefetching[other]
+            if key is None or key in self._cache or key in self._prefetching:
                 return
             stop = threading.Event()
-            self._prefetching[key] = (self._pool.submit(self._decide, case, key, stop), stop)
+            self._prefetching[key] = (self._pool.submit(self.verdict, case, stop), stop)
 
-    def _first_parallel(self, candidates: Iterator[Case], later: Iterator[Case] | None) -> Case | None:
+    def _first_parallel(self, candidates: Iterator[Case]) -> Case | None:
         started: list[Case] = []
         pending: dict[Future[bool], tuple[int, threading.Event]] = {}
         results: dict[int, bool] = {}
@@ -221,17 +199,9 @@ class Oracle:
                     if case is None:
                         exhausted = True
                         break
-                    if len(pending) + self._guesses_running() >= self.jobs:
-                        self._stop_guesses()  # the search's own queries come first
                     stop = threading.Event()
                     pending[self._pool.submit(self.interesting, case, stop)] = (len(started), stop)
                     started.append(case)
-                while exhausted and later is not None and len(pending) + self._guesses_running() < self.jobs:
-                    ahead = next(later, None)
-                    if ahead is None:
-                        later = None
-                    else:
-                        self._compile_ahead(ahead)
                 if not pending:
                     return None
                 done, _ = wait(pending, return_when=FIRST_COMPLETED)

@@ -3,11 +3,8 @@ and the fixpoint loop over the schedule. Every improvement is reported so the ca
 
 from __future__ import annotations
 
-import contextlib
-import queue
-import threading
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from itertools import islice
 
 from reducer.case import Case
@@ -27,58 +24,6 @@ def _chunks(items: list[int], parts: int) -> list[list[int]]:
         out.append(items[start:end])
         start = end
     return [c for c in out if c]
-
-
-class _Stopped(Exception):
-    pass
-
-
-class Lookahead:
-    """The queries the search would make after the current pass if every candidate from now on failed:
-    a copy of the search over the passes left in this round, run in a thread against an oracle that
-    refuses everything and hands each query over, one at a time. Iterating it yields those queries."""
-
-    jobs = 1  # the copy searches sequentially and looks no further ahead itself
-
-    def __init__(self, best: Case, passes: Sequence[Pass]) -> None:
-        self._queue: queue.Queue[Case | None] = queue.Queue(maxsize=1)
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._search, args=(best, passes), daemon=True)
-        self._thread.start()
-
-    def _search(self, best: Case, passes: Sequence[Pass]) -> None:
-        with contextlib.suppress(_Stopped):
-            Reduction(best, self, schedule=passes).run()  # type: ignore[arg-type]
-        self._hand_over(None)
-
-    def _hand_over(self, case: Case | None) -> None:
-        while not self._stop.is_set():
-            try:
-                self._queue.put(case, timeout=0.1)
-                return
-            except queue.Full:
-                continue
-        if case is not None:
-            raise _Stopped
-
-    def first_interesting(self, candidates: Iterable[Case], *args: object) -> None:
-        for case in candidates:
-            self._hand_over(case)
-
-    def __iter__(self) -> Iterator[Case]:
-        while not self._stop.is_set():
-            try:
-                case = self._queue.get(timeout=0.1)
-            except queue.Empty:
-                continue
-            if case is None:
-                return
-            yield case
-
-    def stop(self) -> None:
-        self._stop.set()
-        with contextlib.suppress(queue.Empty):
-            self._queue.get_nowait()  # unblock a hand-over in progress
 
 
 class Reduction:
@@ -103,11 +48,6 @@ class Reduction:
         self._tried: Counter[str] = Counter()
         self._accepted: Counter[str] = Counter()
         self._round_accepted: Counter[str] = Counter()  # edits each pass had accepted in this round
-        self._order: list[Pass] = list(schedule)
-        self._pass_index = 0
-        self._lookahead: Lookahead | None = None
-        self._lookahead_for: tuple[str, int] | None = None
-        self._later: Iterator[Case] = iter(())
 
     def _accept(self, name: str, case: Case) -> None:
         self._round_accepted[name] += 1
@@ -116,23 +56,8 @@ class Reduction:
         self.on_improve(name, case)
 
     def _first(self, candidates: Iterator[Case], successor: Callable[[Case], Case | None] | None = None) -> Case | None:
-        """The first interesting candidate; the oracle may test several at once (see first_interesting)
-        and compile the queries after this pass ahead."""
-        later = None
-        if self.oracle.jobs > 1 and successor is None:
-            if self._lookahead_for != (self.best.key(), self._pass_index):
-                self._stop_lookahead()
-                self._lookahead = Lookahead(self.best, self._order[self._pass_index + 1 :])
-                self._lookahead_for = (self.best.key(), self._pass_index)
-                self._later = iter(self._lookahead)
-            later = self._later
-        return self.oracle.first_interesting(candidates, successor, later)
-
-    def _stop_lookahead(self) -> None:
-        if self._lookahead is not None:
-            self._lookahead.stop()
-            self._lookahead = None
-            self._lookahead_for = None
+        """The first interesting candidate; the oracle may test several at once (see first_interesting)."""
+        return self.oracle.first_interesting(candidates, successor)
 
     def _ddmin(self, p: DeletionPass, group: int) -> bool:
         base = self.best
@@ -200,20 +125,17 @@ class Reduction:
         still bites is where the next round's progress is. Counts of accepted edits do not depend on
         `-j`, so neither does the order."""
         progress = True
-        try:
-            while progress:
-                progress = False
-                self.rounds += 1
-                if self.rounds > 1:
-                    self._order = sorted(self.schedule, key=lambda p: -self._round_accepted[p.name])
-                self._round_accepted.clear()
-                for index, p in enumerate(self._order):
-                    self._pass_index = index
-                    self.on_pass(p.name, self.best)
-                    if hasattr(p, "keep"):
-                        progress |= self._run_deletion(p)  # type: ignore[arg-type]
-                    else:
-                        progress |= self._run_transform(p)  # type: ignore[arg-type]
-        finally:
-            self._stop_lookahead()
+        order = list(self.schedule)
+        while progress:
+            progress = False
+            self.rounds += 1
+            if self.rounds > 1:
+                order = sorted(self.schedule, key=lambda p: -self._round_accepted[p.name])
+            self._round_accepted.clear()
+            for p in order:
+                self.on_pass(p.name, self.best)
+                if hasattr(p, "keep"):
+                    progress |= self._run_deletion(p)  # type: ignore[arg-type]
+                else:
+                    progress |= self._run_transform(p)  # type: ignore[arg-type]
         return self.best
