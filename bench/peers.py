@@ -8,7 +8,8 @@ Debian's package (apt-get, when run as root). Each peer reduces a single-file fo
 interestingness test: our signature check on a cold compile. Each run gets the same wall-clock budget
 and 2 parallel tests where the peer supports it; akg-reduce runs with -j 2 and no persistent cache.
 
-Usage: python bench/peers.py [--budget SECONDS] [--peers shrinkray,picire,lithium,cvise] [case ...]
+Usage: python bench/peers.py [--budget SECONDS] [--peers shrinkray,picire,lithium,cvise] [--keep DIR] [case ...]
+With --keep, every final kernel (ours and each peer's, single-file form) is written to DIR/<case>/<who>.py.
 """
 
 from __future__ import annotations
@@ -129,7 +130,15 @@ def _row(name: str, who: str, case: Case | None, compiles: int, wall: float, sam
     return f"| {name} | {who} | {tokens} | {volume} | {compiles} | {wall:.0f} | {'yes' if same else 'NO'} | {note} |"
 
 
-def run_case(name: str, peers: list[str], problems: dict[str, str], budget: float, emit: Callable[[str], None]) -> None:
+def _keep(keep: Path | None, name: str, who: str, case: Case | None) -> None:
+    if keep and case:
+        (keep / name).mkdir(parents=True, exist_ok=True)
+        (keep / name / f"{who}.py").write_text(single_file(case))
+
+
+def run_case(
+    name: str, peers: list[str], problems: dict[str, str], budget: float, emit: Callable[[str], None], keep: Path | None
+) -> None:
     crash = CORPUS / name / "crash.yaml"
     original = load_case(crash)
     with tempfile.TemporaryDirectory(prefix="akg-peers-") as tmp:
@@ -137,6 +146,7 @@ def run_case(name: str, peers: list[str], problems: dict[str, str], budget: floa
         start = time.monotonic()
         bundle, stats = reduce_case(original, {"crash.yaml": crash.read_text()}, root / "ours", Settings(jobs=2))
         ours = load_case(bundle / "crash.yaml")
+        _keep(keep, name, "akg-reduce", ours)
         emit(_row(name, "akg-reduce -j 2", ours, stats["compiles"], time.monotonic() - start, True))
         reproduction = original_signature(original, runs=1)
         expect = root / "expect.json"
@@ -167,6 +177,7 @@ def run_case(name: str, peers: list[str], problems: dict[str, str], budget: floa
             if not calls:  # the peer gave up before testing anything: say why
                 note = (work / "peer.log").read_text().strip().splitlines()[-1:] or ["no output"]
                 note = note[0][:120]
+            _keep(keep, name, peer, final)
             emit(_row(name, peer, final, calls.count("compile"), wall, same, note))
 
 
@@ -175,6 +186,7 @@ def main() -> None:
     parser.add_argument("cases", nargs="*", default=["transpose_provide_call"])
     parser.add_argument("--budget", type=float, default=600, help="wall-clock seconds per peer run")
     parser.add_argument("--peers", default="shrinkray,picire,lithium,cvise")
+    parser.add_argument("--keep", type=Path, help="write every final kernel to KEEP/<case>/<who>.py")
     args = parser.parse_args()
     problems = install_peers()
     print("| case | reducer | tokens | input volume | compiles | wall s | same bug | note |")
@@ -182,7 +194,7 @@ def main() -> None:
     for name in args.cases:
         original = load_case(CORPUS / name / "crash.yaml")
         print(_row(name, "(original)", original, 0, 0, True), flush=True)
-        run_case(name, args.peers.split(","), problems, args.budget, lambda row: print(row, flush=True))
+        run_case(name, args.peers.split(","), problems, args.budget, lambda row: print(row, flush=True), args.keep)
 
 
 if __name__ == "__main__":

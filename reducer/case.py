@@ -95,9 +95,7 @@ class _TensorModel(BaseModel):
     @field_validator("shape")
     @classmethod
     def _dims(cls, shape: list[int]) -> list[int]:
-        if not shape:
-            raise ValueError("expected at least one dimension")
-        for dim in shape:
+        for dim in shape:  # [] is a scalar tensor
             if dim < 1 or dim > MAX_DIM:
                 raise ValueError(f"dimension {dim} is out of range; expected 1..{MAX_DIM}")
         return shape

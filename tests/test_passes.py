@@ -115,3 +115,31 @@ def test_every_pass_yields_parsable_kernels_on_every_corpus_case() -> None:
                     func = ast.parse(cand.source).body[0]
                     assert isinstance(func, ast.FunctionDef) and func.name == c.function, (crash, p.name)
                     assert len(func.args.args) == len(cand.inputs), (crash, p.name)
+
+
+def test_drop_unit_axis_shortens_a_shape_unpacking() -> None:
+    source = """def k(a):
+    n, c, w = a.shape
+    y = output_tensor((n, c, w), a.dtype)
+    y[0, 0, 0] = a[0, 0, 0]
+    return y
+"""
+    dropped = [x for x in DropUnitAxes().candidates(case(source, shapes=((2, 1, 3),))) if x.inputs[0].shape == (2, 3)]
+    (cand,) = dropped
+    assert "n, w = a.shape" in cand.source and "output_tensor((n, 1, w)" in cand.source
+    assert "a[0, 0]" in cand.source
+    infer_outputs(cand)
+
+
+def test_drop_unit_axis_goes_down_to_a_scalar_tensor() -> None:
+    source = """def k(a):
+    n, = a.shape
+    y = output_tensor((n,), a.dtype)
+    return y
+"""
+    (to_scalar,) = list(DropUnitAxes().candidates(case(source, shapes=((1,),))))
+    assert to_scalar.inputs[0].shape == () and "a.shape" not in to_scalar.source
+    assert "output_tensor((1,), a.dtype)" in to_scalar.source
+    (out_scalar,) = list(DropUnitAxes().candidates(to_scalar))
+    assert "output_tensor((), a.dtype)" in out_scalar.source
+    assert infer_outputs(out_scalar)[0].shape == ()

@@ -87,11 +87,49 @@ class SimplifyDtypes:
                 yield case.with_(inputs=tuple(inputs))
 
 
+def _is_shape_of(node: ast.AST, name: str) -> bool:
+    return (
+        isinstance(node, ast.Attribute)
+        and node.attr == "shape"
+        and isinstance(node.value, ast.Name)
+        and node.value.id == name
+    )
+
+
 class _DropIndex(ast.NodeTransformer):
-    """Remove axis `axis` from every access of tensor `name` (indices and `.shape[k]` reads)."""
+    """Remove axis `axis` from every access of tensor `name`: indices, `.shape[k]` reads, and unpacking
+    (`n, c, h = x.shape` loses the name bound to the axis; that name's reads become its value, 1)."""
 
     def __init__(self, name: str, axis: int, rank: int) -> None:
         self.name, self.axis, self.rank = name, axis, rank
+        self.unit_names: set[str] = set()
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
+        for stmt in ast.walk(node):
+            if isinstance(stmt, ast.Assign) and self._unpacks_shape(stmt):
+                target = stmt.targets[0].elts[self.axis]  # type: ignore[attr-defined]
+                if isinstance(target, ast.Name):
+                    self.unit_names.add(target.id)
+        self.generic_visit(node)
+        return node
+
+    def _unpacks_shape(self, node: ast.Assign) -> bool:
+        target = node.targets[0]
+        return isinstance(target, ast.Tuple) and len(target.elts) == self.rank and _is_shape_of(node.value, self.name)
+
+    def visit_Assign(self, node: ast.Assign) -> ast.AST | None:
+        if self._unpacks_shape(node):
+            target = node.targets[0]
+            assert isinstance(target, ast.Tuple)
+            del target.elts[self.axis]
+            return node if target.elts else None
+        self.generic_visit(node)
+        return node
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        if node.id in self.unit_names and isinstance(node.ctx, ast.Load):
+            return ast.Constant(1)
+        return node
 
     def visit_Subscript(self, node: ast.Subscript) -> ast.AST:
         self.generic_visit(node)
@@ -102,10 +140,7 @@ class _DropIndex(ast.NodeTransformer):
                 rest = [e for k, e in enumerate(elts) if k != self.axis]
                 node.slice = rest[0] if len(rest) == 1 else ast.Tuple(rest, ast.Load())
         elif (
-            isinstance(owner, ast.Attribute)
-            and owner.attr == "shape"
-            and isinstance(owner.value, ast.Name)
-            and owner.value.id == self.name
+            _is_shape_of(owner, self.name)
             and isinstance(node.slice, ast.Constant)
             and isinstance(node.slice.value, int)
         ):
@@ -117,7 +152,8 @@ class _DropIndex(ast.NodeTransformer):
 
 
 class DropUnitAxes:
-    """Lower the rank of a tensor along an axis of extent 1: fewer dims, shorter indices."""
+    """Lower the rank of a tensor along an axis of extent 1: fewer dims, shorter indices, down to a
+    scalar tensor (shape `[]`), which MindSpore and AKG accept."""
 
     name = "unit-axes"
 
@@ -125,7 +161,7 @@ class DropUnitAxes:
         func = parse(case)
         for i, (arg, spec) in enumerate(zip(func.args.args, case.inputs, strict=True)):
             rank = len(spec.shape)
-            for axis in range(rank if rank > 1 else 0):
+            for axis in range(rank):
                 if spec.shape[axis] == 1:
                     edited = parse(case)
                     _DropIndex(arg.arg, axis, rank).visit(edited)
@@ -135,7 +171,7 @@ class DropUnitAxes:
                     yield render(case, edited).with_(inputs=tuple(inputs))
         for index, (name, dims) in enumerate(allocated_shapes(func)):
             rank = len(dims.elts)
-            for axis in range(rank if rank > 1 else 0):
+            for axis in range(rank):
                 dim = dims.elts[axis]
                 if isinstance(dim, ast.Constant) and dim.value == 1:
                     edited = parse(case)
