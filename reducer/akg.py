@@ -127,12 +127,12 @@ def compiler_identity(toolchain: Toolchain) -> dict[str, str]:
     """What makes two compilers the same for the persistent cache: the Python version and environment
     (MindSpore's package dir, not the interpreter's path: `.venv/bin/python` and `python3` of one venv are
     one compiler), MindSpore's version, and the exact compile entry script and AKG library (content hash,
-    size and mtime). Read on every call, so a compiler replaced under a running reducer is noticed."""
+    size and mtime; not where the script is: a corpus moved elsewhere keeps its compiler). Read on every
+    call, so a compiler replaced under a running reducer is noticed."""
     identity = {
         "mindspore_dir": toolchain.mindspore_dir or "",
         "python_version": toolchain.python_version,
         "mindspore": toolchain.mindspore_version or "",
-        "script": toolchain.compiler_script,
         "script_sha256": hashlib.sha256(Path(toolchain.compiler_script).read_bytes()).hexdigest(),
     }
     if toolchain.mindspore_dir:

@@ -1,5 +1,6 @@
 """The `reduce` command: `reduce crash.yaml` minimises a failure and writes a bundle; `reduce check
-crash.yaml` compiles a case once and prints its signature. Parses arguments, calls the library, prints."""
+crash.yaml` compiles a case once and prints its signature; `reduce corpus DIR` is the nightly run over a
+folder of cases. Parses arguments, calls the library, prints."""
 
 from __future__ import annotations
 
@@ -12,11 +13,13 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.progress import Progress, TextColumn
 
 from reducer.cache import default_cache_path
-from reducer.case import Case, load_case, load_yaml
+from reducer.case import Case
 from reducer.errors import InputError, NotFailingError
-from reducer.hybrid import InvalidKernel, infer_outputs
+from reducer.inputs import load_input, original_files
+from reducer.nightly.run import NightOptions, run_night
 from reducer.oracle import Counters
 from reducer.session import Events, Settings, original_signature, reduce_case
 from reducer.size import size_of
@@ -33,26 +36,6 @@ out = Console(highlight=False, markup=False, soft_wrap=True)
 def _fail(code: int, message: str) -> typer.Exit:
     err.print(f"error: {message}")
     return typer.Exit(code)
-
-
-def _load(path: Path, timeout: float | None = None) -> Case:
-    """A valid case: crash.yaml well formed and its kernel valid Hybrid DSL, else an InputError."""
-    case = load_case(path)
-    try:
-        infer_outputs(case)
-    except InvalidKernel as exc:
-        raise InputError(f"{path}: field 'kernel': not a valid Hybrid DSL kernel: {exc}") from None
-    return case.with_(timeout=timeout) if timeout else case
-
-
-def _original_files(path: Path) -> dict[str, str]:
-    files = {"crash.yaml": path.read_text(encoding="utf-8")}
-    data = load_yaml(path)
-    kernel = data.get("kernel", "") if isinstance(data, dict) else ""
-    kernel_path = path.parent / kernel
-    if kernel and "\n" not in kernel and kernel_path.is_file():
-        files[kernel_path.name] = kernel_path.read_text(encoding="utf-8")
-    return files
 
 
 class _Progress:
@@ -96,7 +79,7 @@ def _interrupt(signum: int, frame: object) -> None:
 
 @app.command("run")
 def run(
-    crash: Annotated[Path, typer.Argument(help="crash.yaml describing the failing kernel")],
+    crash: Annotated[Path, typer.Argument(help="crash.yaml of the failing kernel, or a bare .info")],
     output: Annotated[Path, typer.Option("-o", "--output", help="where the bundle goes")] = Path("out"),
     jobs: Annotated[int, typer.Option("-j", "--jobs", min=1, help="compiles at once")] = os.cpu_count() or 1,
     timeout: Annotated[
@@ -112,8 +95,8 @@ def run(
     """Reduce CRASH to the smallest case that fails the same way and write OUT/<name>/ + .tar.gz."""
     signal.signal(signal.SIGTERM, _interrupt)
     try:
-        case = _load(crash, timeout)
-        files = _original_files(crash)
+        case = load_input(crash, timeout)
+        files = original_files(crash)
         progress = _Progress(case)
         events = Events(progress.on_pass, progress.on_improve, progress.stage, progress.on_oracle)
         with progress.status:
@@ -132,10 +115,10 @@ def run(
 
 
 @app.command("check")
-def check(crash: Annotated[Path, typer.Argument(help="crash.yaml to compile once")]) -> None:
+def check(crash: Annotated[Path, typer.Argument(help="crash.yaml (or .info) to compile once")]) -> None:
     """Compile CRASH once and print its failure signature (exit 3 if it does not fail as expected)."""
     try:
-        case = _load(crash)
+        case = load_input(crash)
         sig = original_signature(case, runs=1).signature
     except InputError as exc:
         raise _fail(EXIT_BAD_INPUT, str(exc)) from None
@@ -144,8 +127,44 @@ def check(crash: Annotated[Path, typer.Argument(help="crash.yaml to compile once
     out.print(sig.one_line())
 
 
+@app.command("corpus")
+def corpus(
+    folder: Annotated[Path, typer.Argument(help="folder of cases: every crash.yaml and .info under it")],
+    output: Annotated[Path, typer.Option("-o", "--output", help="state, bundles and reports")] = Path("corpus-out"),
+    executor: Annotated[str, typer.Option("--executor", help="local | dask")] = "local",
+    scheduler: Annotated[
+        str | None, typer.Option("--scheduler", help="Dask scheduler address (default: a LocalCluster)")
+    ] = None,
+    jobs: Annotated[int, typer.Option("-j", "--jobs", min=1, help="cases at once")] = os.cpu_count() or 1,
+    case_timeout: Annotated[
+        float | None, typer.Option("--case-timeout", min=1, help="seconds one case may take in all")
+    ] = None,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="do not read or write the persistent cache")] = False,
+) -> None:
+    """Nightly run over FOLDER: dedupe, reduce what is new or changed, notice what got fixed; reports in OUT."""
+    signal.signal(signal.SIGTERM, _interrupt)
+    if executor not in {"local", "dask"}:
+        raise _fail(EXIT_BAD_INPUT, f"option '--executor': expected local or dask, got {executor!r}")
+    options = NightOptions(executor, scheduler, jobs, case_timeout, None if no_cache else default_cache_path())
+    try:
+        with Progress(*Progress.get_default_columns(), TextColumn("{task.fields[case]}"), console=err) as bar:
+            task = bar.add_task("cases", total=None, case="")
+
+            def advance(slug: str, done: int, total: int) -> None:
+                bar.update(task, completed=done, total=total, case=slug)
+
+            summary = run_night(folder, output, options, advance)
+    except InputError as exc:
+        raise _fail(EXIT_BAD_INPUT, str(exc)) from None
+    except KeyboardInterrupt:
+        raise _fail(EXIT_INTERRUPTED, "interrupted; rerun to resume where it stopped") from None
+    actions = ", ".join(f"{n} {action}" for action, n in sorted(summary.actions.items()))
+    out.print(f"run {summary.run}: {actions}; {summary.compiles} compiles")
+    out.print("reports: " + "  ".join(str(p) for p in summary.reports))
+
+
 def main() -> None:
     args = sys.argv[1:]
-    if args and args[0] not in {"run", "check", "--help", "-h"}:
+    if args and args[0] not in {"run", "check", "corpus", "--help", "-h"}:
         args = ["run", *args]
     app(args, prog_name="reduce")

@@ -1,4 +1,5 @@
-"""Errors the CLI turns into exit codes: bad input (2) and an original that does not fail as expected (3)."""
+"""Errors the CLI turns into exit codes: bad input (2) and an original that does not fail as expected (3),
+the latter split by why, so the nightly corpus can tell a fixed bug from a flaky or a changed one."""
 
 
 class InputError(Exception):
@@ -7,3 +8,15 @@ class InputError(Exception):
 
 class NotFailingError(Exception):
     """The original case does not fail, or fails differently from `expect`."""
+
+
+class CompilesFine(NotFailingError):
+    """The original compiles without error."""
+
+
+class FailsDifferently(NotFailingError):
+    """The original fails, but not the way `expect` says."""
+
+
+class Flaky(NotFailingError):
+    """The failure shows in some runs only (of the original, or of the reduced case when confirming)."""

@@ -1,14 +1,16 @@
 """The AKG kernel JSON (`.info`) of a Hybrid DSL Case, laid out as MindSpore 2.x writes it for a Custom
-op of func_type "hybrid" in `akg_kernel_meta/Fused_Custom_*.info`."""
+op of func_type "hybrid" in `akg_kernel_meta/Fused_Custom_*.info`, and the way back: such a file as a Case."""
 
 from __future__ import annotations
 
 import ast
 import hashlib
 import json
+from pathlib import Path
 from typing import Any
 
-from reducer.case import Case, TensorSpec
+from reducer.case import DTYPES, Case, TensorSpec, function_source
+from reducer.errors import InputError
 
 TARGET_INFO = {
     "cpu": {"arch": "x86_64", "cpu": "core-avx2", "feature": "avx", "system": "linux"},
@@ -93,3 +95,63 @@ def build_info(case: Case, outputs: tuple[TensorSpec, ...]) -> dict[str, Any]:
 
 def info_text(case: Case, outputs: tuple[TensorSpec, ...]) -> str:
     return json.dumps(build_info(case, outputs), indent=4)
+
+
+def _field(info: dict[str, Any], path: str, origin: str) -> Any:
+    node: Any = info
+    for part in path.split("."):
+        key: str | int = int(part) if part.isdigit() else part
+        try:
+            node = node[key]
+        except (KeyError, IndexError, TypeError):
+            raise InputError(f"{origin}: field '{path}' is missing") from None
+    return node
+
+
+def _input_spec(desc: Any, index: int, origin: str) -> TensorSpec:
+    field = f"input_desc.{index}.0"
+    tensor = desc[0] if isinstance(desc, list) and desc else desc
+    if not isinstance(tensor, dict):
+        raise InputError(f"{origin}: field '{field}': expected a tensor description (shape, data_type)")
+    shape, dtype = tensor.get("shape"), tensor.get("data_type")
+    if not isinstance(shape, list) or not all(isinstance(d, int) and d >= 1 for d in shape):
+        raise InputError(f"{origin}: field '{field}.shape': expected a list of positive integers, got {shape!r}")
+    if dtype not in DTYPES:
+        raise InputError(f"{origin}: field '{field}.data_type': expected one of {', '.join(DTYPES)}, got {dtype!r}")
+    return TensorSpec(tuple(shape), dtype)
+
+
+def case_from_info(path: Path, text: str) -> Case:
+    """The Case of a Custom hybrid `.info` (kernel source in `func_source_str`); other `.info` files are
+    InputErrors that say what they are."""
+    origin = str(path)
+    try:
+        info = json.loads(text)
+    except ValueError as exc:
+        raise InputError(f"{origin}: not JSON: {exc}") from None
+    if not isinstance(info, dict):
+        raise InputError(f"{origin}: expected a JSON object (an AKG kernel .info)")
+    ops = _field(info, "op_desc", origin)
+    if not isinstance(ops, list) or not all(isinstance(op, dict) for op in ops):
+        raise InputError(f"{origin}: field 'op_desc': expected a list of ops")
+    attrs = {a.get("name"): a.get("value") for a in ops[0].get("attr") or [] if isinstance(a, dict)} if ops else {}
+    if len(ops) != 1 or ops[0].get("name") != "Custom" or attrs.get("func_type") != "hybrid":
+        names = ", ".join(sorted({str(op.get("name")) for op in ops}))
+        raise InputError(
+            f"{origin}: a fused graph of {len(ops)} ops ({names}); only Custom hybrid .info files "
+            "(Hybrid DSL source in func_source_str) can be reduced"
+        )
+    source = attrs.get("func_source_str")
+    if not isinstance(source, str) or "def " not in source:
+        raise InputError(f"{origin}: field 'op_desc.0.attr.func_source_str': expected Hybrid DSL source")
+    source, function = function_source(source, attrs.get("func_name"), origin)
+    descs = info.get("input_desc") or []
+    if not isinstance(descs, list):
+        raise InputError(f"{origin}: field 'input_desc': expected a list of inputs")
+    return Case(
+        name=path.stem,
+        source=source,
+        function=function,
+        inputs=tuple(_input_spec(d, i, origin) for i, d in enumerate(descs)),
+        target=str(info.get("process", "cpu")),
+    )

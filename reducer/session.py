@@ -20,7 +20,7 @@ from reducer.akg import compile_case, find_toolchain
 from reducer.bundle import BundleInput, refuse_foreign, write_bundle
 from reducer.cache import CompileCache
 from reducer.case import Case, Expectation, TensorSpec
-from reducer.errors import NotFailingError
+from reducer.errors import CompilesFine, FailsDifferently, Flaky, NotFailingError
 from reducer.hybrid import InvalidKernel, infer_outputs
 from reducer.oracle import Compiler, Counters, Oracle
 from reducer.sandbox import Outcome, allow_compiles, cancel_all, sweep_orphans
@@ -104,11 +104,11 @@ def original_signature(
     signatures = [sig for sig, _ in results]
     failing = [s for s in signatures if s.kind != "none"]
     if not failing:
-        raise NotFailingError("the original case compiles without error; nothing to reduce")
+        raise CompilesFine("the original case compiles without error; nothing to reduce")
     if case.expect is not None:
         wanted = [s for s in failing if matches(s, case.expect)]
         if not wanted:
-            raise NotFailingError(
+            raise FailsDifferently(
                 f"the original fails differently from expect: got {failing[0].one_line()}; "
                 f"expected {case.expect.kind} {case.expect.message!r} at {case.expect.where!r}"
             )
@@ -118,7 +118,7 @@ def original_signature(
     matching = sum(matches(s, sig.expectation()) for s in signatures)
     if matching < runs and repeat == 1:
         others = "; ".join(sorted({s.one_line() if s.kind != "none" else "compiled" for s in signatures}))
-        raise NotFailingError(
+        raise Flaky(
             f"flaky: the original failed with [{sig.one_line()}] in {matching} of {runs} runs ({others}); "
             "rerun with --repeat N to count a candidate when any of N compiles fails that way"
         )
@@ -259,7 +259,7 @@ def _reduce(
             signatures = [sig for sig, _ in oracle.run_many(best, CONFIRM_RUNS * repeat)]
             same = [s for s in signatures if matches(s, expectation)]
             if not same or (repeat == 1 and len(same) < len(signatures)):
-                raise NotFailingError(
+                raise Flaky(
                     "the reduced case does not fail the same way on every re-run (flaky compiler? try --repeat): "
                     + "; ".join(sorted({s.one_line() for s in signatures}))
                 )

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 import signal as signals
 from dataclasses import dataclass, field
+from typing import Any
 
 from reducer.case import Expectation
 from reducer.sandbox import Outcome
@@ -49,6 +51,22 @@ class Signature:
             "component": self.component,
             "raw": self.raw,
         }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Signature:
+        return cls(
+            str(data["kind"]),
+            str(data["message"]),
+            str(data["location"]),
+            tuple(data.get("frames", ())),
+            str(data.get("component", "")),
+            str(data.get("raw", "")),
+        )
+
+    def bug_key(self) -> str:
+        """A short stable id of the bug this signature stands for (what `==` compares)."""
+        blob = "\0".join([self.kind, self.message, self.location, *self.frames, self.component])
+        return hashlib.sha256(blob.encode()).hexdigest()[:12]
 
     def one_line(self) -> str:
         at = f" at {self.location}" if self.location else ""

@@ -1,0 +1,139 @@
+"""One unit of nightly work in its own process (here or on a Dask worker): the compiler identities of
+the corpus's toolchains, or one case: recheck it with one compile and/or reduce it. `run_isolated` runs
+a spec in a child process (`python -m reducer.nightly.job spec.json result.json`), so a reducer crash,
+a hang past the case's time budget or a kill costs that case only."""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from reducer.akg import compile_case, compiler_identity, find_toolchain
+from reducer.case import Case
+from reducer.errors import CompilesFine, FailsDifferently, Flaky, InputError
+from reducer.hybrid import infer_outputs
+from reducer.inputs import load_input, original_files
+from reducer.oracle import Counters
+from reducer.session import Events, Settings, reduce_case
+from reducer.signature import Signature, matches, signature_of
+from reducer.size import size_of
+
+NEW, REPRODUCES, FIXED, FLAKY = "new", "reproduces", "fixed", "flaky"
+CHANGED, BROKEN, PASSES, ERROR = "no-longer-same-bug", "broken input", "passes", "error"
+FAILING = {NEW, REPRODUCES, FLAKY, CHANGED}  # statuses whose case fails tonight
+REDUCE, RECHECK = "reduce", "recheck"
+PR_SET_PDEATHSIG = 1
+
+
+def identity_hash(python: str | None, compiler: str | None) -> str:
+    """Hash of the compiler identity of a toolchain, or why there is none."""
+    try:
+        identity = compiler_identity(find_toolchain(python, compiler))
+    except InputError as exc:
+        return f"unavailable: {exc}"
+    return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def _reduce(case: Case, path: Path, out: Path, settings: Settings, spent: list[Counters]) -> dict[str, Any]:
+    bundle, _ = reduce_case(case, original_files(path), out, settings, Events(on_oracle=spent.append))
+    reduction = json.loads((bundle / "reduction.json").read_text())
+    return {"signature": reduction["signature"], "reduced_size": reduction["reduced"], "bundle": str(bundle)}
+
+
+def run_case(spec: dict[str, Any]) -> dict[str, Any]:
+    """Recheck and/or reduce the case of `spec`; the result's status says what it is tonight."""
+    path = Path(spec["path"])
+    previous = Signature.from_dict(spec["previous"]) if spec.get("previous") else None
+    was_failing = spec.get("previous_status") in FAILING
+    try:
+        case = load_input(path)
+    except InputError as exc:
+        return {"status": BROKEN, "error": str(exc), "compiles": 0}
+    result: dict[str, Any] = {"original_size": size_of(case).to_dict(), "compiles": 0}
+    if spec["action"] == RECHECK:
+        sig = signature_of(compile_case(case, infer_outputs(case)), case.time_limit)
+        result["compiles"] = 1
+        if sig.kind == "none":
+            return {**result, "status": FIXED if was_failing else PASSES, "signature": spec.get("previous")}
+        if previous and was_failing and not matches(sig, previous.expectation()):
+            return {**result, "status": CHANGED, "signature": sig.to_dict()}
+    if previous and was_failing:
+        case = case.with_(expect=previous.expectation())
+    settings = Settings(jobs=spec.get("jobs", 1), cache=Path(spec["cache"]) if spec.get("cache") else None)
+    status = REPRODUCES if previous and was_failing else NEW
+    spent: list[Counters] = []  # the reduction's compile counters, also when it stops early
+    try:
+        result.update(_reduce(case, path, Path(spec["out"]), settings, spent), status=status)
+    except CompilesFine as exc:
+        result.update(status=FIXED if was_failing else PASSES, error=str(exc), signature=spec.get("previous"))
+    except FailsDifferently as exc:
+        result.update(status=CHANGED, error=str(exc))
+    except Flaky as exc:
+        result.update(status=FLAKY, error=str(exc), signature=spec.get("previous"))
+    except InputError as exc:
+        result.update(status=BROKEN, error=str(exc))
+    result["compiles"] += sum(c.compiles for c in spent)
+    return result
+
+
+def run_spec(spec: dict[str, Any]) -> dict[str, Any]:
+    if spec["kind"] == "identity":
+        return {"identities": [identity_hash(python, compiler) for python, compiler in spec["toolchains"]]}
+    return run_case(spec)
+
+
+def _die_with_parent() -> None:
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+def run_isolated(spec: dict[str, Any]) -> dict[str, Any]:
+    """`spec` run in a child process; a child that fails, dies or outlives `spec['case_timeout']` gives an
+    error result with the end of its stderr."""
+    start = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="akg-reduce-job-") as tmp:
+        spec_path, result_path = Path(tmp) / "spec.json", Path(tmp) / "result.json"
+        spec_path.write_text(json.dumps(spec))
+        command = [sys.executable, "-m", "reducer.nightly.job", str(spec_path), str(result_path)]
+        with open(Path(tmp) / "stderr", "w+") as stderr:
+            proc = subprocess.Popen(
+                command, stdout=subprocess.DEVNULL, stderr=stderr, start_new_session=True, preexec_fn=_die_with_parent
+            )
+            try:
+                proc.wait(spec.get("case_timeout"))
+                problem = f"the job exited with code {proc.returncode}" if proc.returncode else ""
+            except subprocess.TimeoutExpired:
+                problem = f"the case took longer than its budget of {spec['case_timeout']:g} s"
+            finally:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(proc.pid, signal.SIGKILL)  # the job's compile workers too
+                proc.wait()
+            stderr.seek(0)
+            tail = stderr.read()[-1500:].strip()
+        if not problem and result_path.exists():
+            result = json.loads(result_path.read_text())
+        else:
+            result = {"status": ERROR, "error": f"{problem or 'no result'}: {tail}", "compiles": 0}
+    result.setdefault("seconds", round(time.monotonic() - start, 2))
+    return result
+
+
+def main() -> None:
+    spec_path, result_path = map(Path, sys.argv[1:3])
+    result = run_spec(json.loads(spec_path.read_text()))
+    tmp = result_path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(result, default=str))
+    tmp.replace(result_path)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,111 @@
+"""The night's reports in OUT: report.json (everything, for machines), report.md and report.html (Jinja2,
+one page: the bugs with status, sizes before/after and links to their bundles, the cases, and a plot of
+the corpus over the nights)."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from reducer.nightly.buckets import buckets
+from reducer.nightly.job import FAILING
+from reducer.nightly.state import CorpusState
+
+TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
+PLOT_WIDTH, PLOT_HEIGHT = 640, 180
+
+
+def _nights(state: CorpusState) -> list[dict[str, Any]]:
+    """Per run: cases seen, failing cases, distinct bugs failing, compiles spent."""
+    per_run: dict[int, dict[str, Any]] = {
+        r.id: {
+            "run": r.id,
+            "started": r.started,
+            "finished": r.finished,
+            "cases": 0,
+            "failing": 0,
+            "bugs": set(),
+            "compiles": 0,
+        }
+        for r in state.runs()
+    }
+    for row in state.history():
+        night = per_run[row["run"]]
+        night["cases"] += 1
+        night["compiles"] += row["compiles"]
+        if row["status"] in FAILING:
+            night["failing"] += 1
+            night["bugs"].add(row["bug"])
+    return [{**n, "bugs": len(n["bugs"])} for n in per_run.values() if n["cases"]]
+
+
+def _plot(nights: list[dict[str, Any]]) -> dict[str, Any]:
+    """Polylines (SVG coordinates) of cases, failing cases and bugs per night."""
+    top = max([n["cases"] for n in nights] + [1])
+    step = PLOT_WIDTH / max(len(nights) - 1, 1)
+
+    def line(key: str) -> str:
+        return " ".join(f"{i * step:.1f},{PLOT_HEIGHT - n[key] / top * PLOT_HEIGHT:.1f}" for i, n in enumerate(nights))
+
+    return {
+        "width": PLOT_WIDTH,
+        "height": PLOT_HEIGHT,
+        "top": top,
+        "lines": {k: line(k) for k in ("cases", "failing", "bugs")},
+    }
+
+
+def report_data(state: CorpusState, slugs: list[str], run: int) -> dict[str, Any]:
+    records = [r for r in (state.case(s) for s in slugs) if r is not None]
+    bugs = buckets(records)
+    nights = _nights(state)
+    return {
+        "run": run,
+        "generated": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+        "bugs": [
+            {
+                "key": b.key,
+                "status": b.status,
+                "signature": b.signature,
+                "cases": [c.slug for c in b.cases],
+                "representative": asdict(b.representative),
+            }
+            for b in bugs
+        ],
+        "cases": [asdict(r) for r in records],
+        "nights": nights,
+        "plot": _plot(nights),
+    }
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    os.chmod(tmp, 0o644)
+    os.replace(tmp, path)
+
+
+def write_reports(out: Path, state: CorpusState, slugs: list[str], run: int) -> list[Path]:
+    data = report_data(state, slugs, run)
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATES),
+        undefined=jinja2.StrictUndefined,
+        autoescape=jinja2.select_autoescape(["html"]),
+        keep_trailing_newline=True,
+    )
+    written = {
+        out / "report.json": json.dumps(data, indent=2, default=str) + "\n",
+        out / "report.md": env.get_template("report.md.j2").render(**data),
+        out / "report.html": env.get_template("report.html.j2").render(**data),
+    }
+    for path, text in written.items():
+        _write_atomic(path, text)
+    return list(written)

@@ -1,0 +1,194 @@
+"""One night over a corpus: lock OUT, discover the cases, decide per case what it needs (nothing, one
+recheck compile, a reduction), run the jobs on the executor, record every result as it arrives, and
+write the reports. A run killed midway is resumed by the next: recorded cases are skipped, a reduction
+in progress continues from its checkpoint."""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from reducer.cache import default_cache_path
+from reducer.errors import InputError
+from reducer.nightly.discover import CorpusCase, discover
+from reducer.nightly.executors import make_executor
+from reducer.nightly.job import BROKEN, ERROR, NEW, RECHECK, REDUCE, REPRODUCES
+from reducer.nightly.report import write_reports
+from reducer.nightly.state import CaseRecord, CorpusState
+from reducer.signature import Signature
+
+STATE_FILE = "state.sqlite"
+LOCK_FILE = ".lock"
+
+
+@dataclass
+class NightOptions:
+    executor: str = "local"
+    scheduler: str | None = None
+    jobs: int = 1
+    case_timeout: float | None = None
+    cache: Path | None = field(default_factory=default_cache_path)
+
+
+@dataclass
+class NightSummary:
+    run: int
+    actions: dict[str, int]  # skipped / rechecked / reduced / duplicate / checked -> cases
+    compiles: int
+    reports: list[Path]
+
+
+@contextlib.contextmanager
+def locked(out: Path) -> Iterator[None]:
+    """Only one run per OUT: a second one gets an InputError naming the holder."""
+    out.mkdir(parents=True, exist_ok=True)
+    with open(out / LOCK_FILE, "a+") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            lock.seek(0)
+            holder = lock.read().strip() or "unknown"
+            raise InputError(
+                f"{out}: another 'reduce corpus' run (pid {holder}) is using this folder; "
+                "wait for it to finish or choose another -o"
+            ) from None
+        lock.truncate(0)
+        lock.write(str(os.getpid()))
+        lock.flush()
+        yield
+
+
+def _action(case: CorpusCase, previous: CaseRecord | None, identity: str) -> str:
+    if previous is None or previous.content_hash != case.content_hash or previous.status == ERROR:
+        return REDUCE
+    return "skip" if previous.identity == identity else RECHECK
+
+
+class Night:
+    """The state of one run while its results come in."""
+
+    def __init__(self, out: Path, options: NightOptions, state: CorpusState) -> None:
+        self.out, self.options, self.state = out, options, state
+        self.run = state.start_run(options.executor)
+        self.actions: dict[str, int] = {}
+        self.compiles = 0
+
+    def record(self, case: CorpusCase, identity: str, result: dict[str, Any], action: str) -> None:
+        previous = self.state.case(case.slug)
+        signature = result.get("signature")
+        bundle = result.get("bundle")
+        record = CaseRecord(
+            slug=case.slug,
+            path=str(case.path),
+            content_hash=case.content_hash,
+            identity=identity,
+            status=result["status"],
+            signature=signature,
+            bug=Signature.from_dict(signature).bug_key() if signature else None,
+            error=result.get("error", ""),
+            original_size=result.get("original_size"),
+            reduced_size=result.get("reduced_size"),
+            bundle=os.path.relpath(bundle, self.out) if bundle else None,
+            compiles=result.get("compiles", 0),
+            seconds=result.get("seconds", 0.0),
+            first_run=previous.first_run if previous and previous.content_hash == case.content_hash else self.run,
+            run=self.run,
+        )
+        self.state.save(record, action)
+        self.actions[action] = self.actions.get(action, 0) + 1
+        self.compiles += record.compiles
+
+    def skip(self, case: CorpusCase, previous: CaseRecord) -> None:
+        """Unchanged case, same compiler: no compile. A new bug stays new only while its run is unfinished
+        (this run resumes it); after a finished night it is a bug that reproduces."""
+        status = previous.status
+        if status == NEW and self.state.run_finished(previous.run):
+            status = REPRODUCES
+        kept = {k: v for k, v in vars(previous).items() if k in {"signature", "error", "original_size", "reduced_size"}}
+        bundle = str(self.out / previous.bundle) if previous.bundle else None
+        self.record(case, previous.identity, {**kept, "status": status, "bundle": bundle, "compiles": 0}, "skipped")
+
+    def spec(self, case: CorpusCase, action: str, previous: CaseRecord | None) -> dict[str, Any]:
+        return {
+            "kind": "case",
+            "path": str(case.path),
+            "out": str(self.out / "bundles" / case.slug),
+            "action": action,
+            "previous": previous.signature if previous else None,
+            "previous_status": previous.status if previous else None,
+            "jobs": 1,
+            "cache": str(self.options.cache) if self.options.cache else None,
+            "case_timeout": self.options.case_timeout,
+        }
+
+
+def run_night(
+    root: Path, out: Path, options: NightOptions, on_case: Callable[[str, int, int], None] = lambda s, d, t: None
+) -> NightSummary:
+    """Process every case under `root` into OUT; `on_case(slug, done, total)` after each."""
+    if not root.is_dir():
+        raise InputError(f"{root}: not a directory of cases")
+    with locked(out):
+        cases = discover(root)
+        state = CorpusState(out / STATE_FILE)
+        executor = make_executor(options.executor, options.scheduler, options.jobs)
+        try:
+            night = Night(out, options, state)
+            done = 0
+
+            def finished(case: CorpusCase) -> None:
+                nonlocal done
+                done += 1
+                on_case(case.slug, done, len(cases))
+
+            loadable = [c for c in cases if not c.problem]
+            toolchains = sorted({c.toolchain for c in loadable}, key=str)
+            identities: dict[tuple[str | None, str | None], str] = {}
+            if toolchains:
+                (_, answer), *_ = executor.run([{"kind": "identity", "toolchains": toolchains}])
+                if "identities" not in answer:
+                    raise InputError(f"cannot read the compiler identity: {answer.get('error', 'no answer')}")
+                identities = dict(zip(toolchains, answer["identities"], strict=True))
+            # (content, toolchain) -> the case that does the work for all its copies
+            leaders: dict[tuple[str, tuple[str | None, str | None]], CorpusCase] = {}
+            followers: dict[tuple[str, tuple[str | None, str | None]], list[CorpusCase]] = {}
+            specs: dict[str, tuple[CorpusCase, str]] = {}
+            work = []
+            for case in cases:
+                previous = state.case(case.slug)
+                if case.problem:
+                    night.record(case, "", {"status": BROKEN, "error": case.problem}, "checked")
+                    finished(case)
+                    continue
+                identity = identities[case.toolchain]
+                action = _action(case, previous, identity)
+                if action == "skip" and previous:
+                    night.skip(case, previous)
+                    finished(case)
+                elif (case.content_hash, case.toolchain) in leaders:
+                    followers.setdefault((case.content_hash, case.toolchain), []).append(case)
+                else:
+                    leaders[case.content_hash, case.toolchain] = case
+                    spec = night.spec(case, action, previous)
+                    specs[case.slug] = (case, identity)
+                    work.append({**spec, "slug": case.slug})
+            for spec, result in executor.run(work):
+                case, identity = specs[spec["slug"]]
+                reduced = "reduced" if result.get("reduced_size") else ""
+                action = " and ".join(filter(None, ["rechecked" if spec["action"] == RECHECK else "", reduced]))
+                night.record(case, identity, result, action or "checked")
+                finished(case)
+                for copy in followers.get((case.content_hash, case.toolchain), []):
+                    night.record(copy, identity, {**result, "compiles": 0, "seconds": 0.0}, "duplicate")
+                    finished(copy)
+            state.finish_run(night.run)
+            reports = write_reports(out, state, [c.slug for c in cases], night.run)
+            return NightSummary(night.run, night.actions, night.compiles, reports)
+        finally:
+            executor.close()
+            state.close()

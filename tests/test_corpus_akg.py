@@ -1,0 +1,94 @@
+"""`reduce corpus` against the real AKG: shipped cases, a same-bug variant with other shapes, the same bug
+dumped as a bare Custom `.info`, and a kernel that compiles. Buckets, a quiet second night, and the same
+night on a Dask LocalCluster of 2 workers."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import CORPUS, needs_akg
+
+from reducer.hybrid import infer_outputs
+from reducer.info import info_text
+from reducer.inputs import load_input
+
+pytestmark = [pytest.mark.akg, needs_akg]
+
+ADD = """def add(a, b):
+    c = output_tensor(a.shape, a.dtype)
+    for i in range(a.shape[0]):
+        c[i] = a[i] + b[i]
+    return c
+"""
+UNPACK_BUG = ("dumps__Fused_Custom_1", "hybrid_tuple_unpack", "hybrid_tuple_unpack_small")
+
+
+def real_corpus(root: Path) -> Path:
+    for name in ("hybrid_tuple_unpack", "fp16_buffer_load"):
+        shutil.copytree(CORPUS / name, root / name)
+    variant = root / "hybrid_tuple_unpack_small"
+    shutil.copytree(CORPUS / "hybrid_tuple_unpack", variant)
+    data = yaml.safe_load((variant / "crash.yaml").read_text())
+    data["inputs"] = [{"shape": [1, 2, 6, 6, 6], "dtype": "float32"}, {"shape": [4, 2, 3, 3, 3], "dtype": "float32"}]
+    (variant / "crash.yaml").write_text(yaml.safe_dump(data))
+    (root / "dumps").mkdir()
+    case = load_input(CORPUS / "hybrid_tuple_unpack" / "crash.yaml")
+    (root / "dumps" / "Fused_Custom_1.info").write_text(info_text(case, infer_outputs(case)))
+    (root / "add").mkdir()
+    (root / "add" / "kernel.py").write_text(ADD)
+    (root / "add" / "crash.yaml").write_text(
+        "name: add\nkernel: kernel.py\ninputs:\n  - {shape: [16], dtype: float32}\n  - {shape: [16], dtype: float32}\n"
+    )
+    return root
+
+
+def night(folder: Path, out: Path, *extra: str) -> dict:
+    command = [sys.executable, "-m", "reducer", "corpus", str(folder), "-o", str(out), "-j", "2", *extra]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=1800)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads((out / "report.json").read_text())
+
+
+def summary(report: dict) -> tuple[list, dict]:
+    bugs = [(b["status"], tuple(b["cases"]), b["signature"]["location"]) for b in report["bugs"]]
+    return bugs, {c["slug"]: c["status"] for c in report["cases"]}
+
+
+@pytest.fixture(scope="module")
+def corpus_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return real_corpus(tmp_path_factory.mktemp("real-corpus"))
+
+
+def test_real_corpus_buckets_and_quiet_second_night(corpus_dir: Path, tmp_path: Path) -> None:
+    report = night(corpus_dir, tmp_path / "out")
+    bugs, statuses = summary(report)
+    assert bugs == [
+        ("new", UNPACK_BUG, "scop_make_schedule_tree.cc:559"),
+        ("new", ("fp16_buffer_load",), "buffer.cc:323"),
+    ]
+    assert statuses["add"] == "passes"
+    for bug in report["bugs"]:
+        representative = bug["representative"]
+        assert representative["reduced_size"]["tokens"] < representative["original_size"]["tokens"]
+        assert (tmp_path / "out" / representative["bundle"] / "ISSUE.md").is_file()
+    second = night(corpus_dir, tmp_path / "out")
+    assert summary(second)[0] == [(s.replace("new", "reproduces"), c, loc) for s, c, loc in bugs]
+    with sqlite3.connect(tmp_path / "out" / "state.sqlite") as db:
+        rows = db.execute("SELECT action, compiles FROM history WHERE run = 2").fetchall()
+    assert len(rows) == 6 and all(compiles <= 1 for _, compiles in rows)
+    assert not [action for action, _ in rows if "reduced" in action]
+
+
+def test_dask_local_cluster_night_equals_the_local_one(corpus_dir: Path, tmp_path: Path) -> None:
+    local = night(corpus_dir, tmp_path / "local", "--no-cache")
+    dask = night(corpus_dir, tmp_path / "dask", "--executor", "dask", "--no-cache")
+    assert summary(dask) == summary(local)
+    sizes = [[b["representative"]["reduced_size"] for b in r["bugs"]] for r in (local, dask)]
+    assert sizes[0] == sizes[1]
