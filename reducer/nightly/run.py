@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import itertools
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -16,7 +17,7 @@ from typing import Any
 from reducer.cache import default_cache_path
 from reducer.errors import InputError
 from reducer.nightly.discover import CorpusCase, discover
-from reducer.nightly.executors import make_executor
+from reducer.nightly.executors import Executor, make_executor
 from reducer.nightly.job import BROKEN, ERROR, NEW, RECHECK, REDUCE, REPRODUCES
 from reducer.nightly.report import write_reports
 from reducer.nightly.state import CaseRecord, CorpusState
@@ -69,14 +70,19 @@ def _action(case: CorpusCase, previous: CaseRecord | None, identity: str) -> str
     return "skip" if previous.identity == identity else RECHECK
 
 
-class Night:
-    """The state of one run while its results come in."""
+Toolchain = tuple[str | None, str | None]
 
-    def __init__(self, out: Path, options: NightOptions, state: CorpusState) -> None:
-        self.out, self.options, self.state = out, options, state
+
+class Night:
+    """One run: what each case needs, and its result recorded as soon as it is known."""
+
+    def __init__(self, out: Path, options: NightOptions, state: CorpusState, on_case: Callable[[str], None]) -> None:
+        self.out, self.options, self.state, self.on_case = out, options, state, on_case
         self.run = state.start_run(options.executor)
         self.actions: dict[str, int] = {}
         self.compiles = 0
+        self._jobs: dict[str, tuple[CorpusCase, str]] = {}  # slug -> (case, identity) of a job out
+        self._copies: dict[str, list[CorpusCase]] = {}  # slug of a job -> cases of identical content
 
     def record(self, case: CorpusCase, identity: str, result: dict[str, Any], action: str) -> None:
         previous = self.state.case(case.slug)
@@ -102,8 +108,9 @@ class Night:
         self.state.save(record, action)
         self.actions[action] = self.actions.get(action, 0) + 1
         self.compiles += record.compiles
+        self.on_case(case.slug)
 
-    def skip(self, case: CorpusCase, previous: CaseRecord) -> None:
+    def _skip(self, case: CorpusCase, previous: CaseRecord) -> None:
         """Unchanged case, same compiler: no compile. A new bug stays new only while its run is unfinished
         (this run resumes it); after a finished night it is a bug that reproduces."""
         status = previous.status
@@ -113,9 +120,10 @@ class Night:
         bundle = str(self.out / previous.bundle) if previous.bundle else None
         self.record(case, previous.identity, {**kept, "status": status, "bundle": bundle, "compiles": 0}, "skipped")
 
-    def spec(self, case: CorpusCase, action: str, previous: CaseRecord | None) -> dict[str, Any]:
+    def _spec(self, case: CorpusCase, action: str, previous: CaseRecord | None) -> dict[str, Any]:
         return {
             "kind": "case",
+            "slug": case.slug,
             "path": str(case.path),
             "out": str(self.out / "bundles" / case.slug),
             "action": action,
@@ -125,6 +133,47 @@ class Night:
             "cache": str(self.options.cache) if self.options.cache else None,
             "case_timeout": self.options.case_timeout,
         }
+
+    def plan(self, cases: list[CorpusCase], identities: dict[Toolchain, str]) -> list[dict[str, Any]]:
+        """Record what needs no job (broken, unchanged); the job specs of the rest, one per content."""
+        leaders: dict[tuple[str, Toolchain], str] = {}  # (content, toolchain) -> slug of the job doing it
+        specs = []
+        for case in cases:
+            previous = self.state.case(case.slug)
+            if case.problem:
+                self.record(case, "", {"status": BROKEN, "error": case.problem}, "checked")
+                continue
+            identity = identities[case.toolchain]
+            action = _action(case, previous, identity)
+            if action == "skip" and previous:
+                self._skip(case, previous)
+            elif (case.content_hash, case.toolchain) in leaders:
+                self._copies[leaders[case.content_hash, case.toolchain]].append(case)
+            else:
+                leaders[case.content_hash, case.toolchain] = case.slug
+                self._jobs[case.slug] = (case, identity)
+                self._copies[case.slug] = []
+                specs.append(self._spec(case, action, previous))
+        return specs
+
+    def take(self, spec: dict[str, Any], result: dict[str, Any]) -> None:
+        """Record a job's result for its case and the cases of identical content."""
+        case, identity = self._jobs[spec["slug"]]
+        steps = ["rechecked" if spec["action"] == RECHECK else "", "reduced" if result.get("reduced_size") else ""]
+        self.record(case, identity, result, " and ".join(filter(None, steps)) or "checked")
+        for copy in self._copies[case.slug]:
+            self.record(copy, identity, {**result, "compiles": 0, "seconds": 0.0}, "duplicate")
+
+
+def _identities(executor: Executor, cases: list[CorpusCase]) -> dict[Toolchain, str]:
+    """The compiler identity of every toolchain the cases ask for, read where the jobs run."""
+    toolchains = sorted({c.toolchain for c in cases if not c.problem}, key=str)
+    if not toolchains:
+        return {}
+    ((_, answer),) = executor.run([{"kind": "identity", "toolchains": toolchains}])
+    if "identities" not in answer:
+        raise InputError(f"cannot read the compiler identity: {answer.get('error', 'no answer')}")
+    return dict(zip(toolchains, answer["identities"], strict=True))
 
 
 def run_night(
@@ -137,55 +186,11 @@ def run_night(
         cases = discover(root)
         state = CorpusState(out / STATE_FILE)
         executor = make_executor(options.executor, options.scheduler, options.jobs)
+        done = itertools.count(1)
         try:
-            night = Night(out, options, state)
-            done = 0
-
-            def finished(case: CorpusCase) -> None:
-                nonlocal done
-                done += 1
-                on_case(case.slug, done, len(cases))
-
-            loadable = [c for c in cases if not c.problem]
-            toolchains = sorted({c.toolchain for c in loadable}, key=str)
-            identities: dict[tuple[str | None, str | None], str] = {}
-            if toolchains:
-                (_, answer), *_ = executor.run([{"kind": "identity", "toolchains": toolchains}])
-                if "identities" not in answer:
-                    raise InputError(f"cannot read the compiler identity: {answer.get('error', 'no answer')}")
-                identities = dict(zip(toolchains, answer["identities"], strict=True))
-            # (content, toolchain) -> the case that does the work for all its copies
-            leaders: dict[tuple[str, tuple[str | None, str | None]], CorpusCase] = {}
-            followers: dict[tuple[str, tuple[str | None, str | None]], list[CorpusCase]] = {}
-            specs: dict[str, tuple[CorpusCase, str]] = {}
-            work = []
-            for case in cases:
-                previous = state.case(case.slug)
-                if case.problem:
-                    night.record(case, "", {"status": BROKEN, "error": case.problem}, "checked")
-                    finished(case)
-                    continue
-                identity = identities[case.toolchain]
-                action = _action(case, previous, identity)
-                if action == "skip" and previous:
-                    night.skip(case, previous)
-                    finished(case)
-                elif (case.content_hash, case.toolchain) in leaders:
-                    followers.setdefault((case.content_hash, case.toolchain), []).append(case)
-                else:
-                    leaders[case.content_hash, case.toolchain] = case
-                    spec = night.spec(case, action, previous)
-                    specs[case.slug] = (case, identity)
-                    work.append({**spec, "slug": case.slug})
-            for spec, result in executor.run(work):
-                case, identity = specs[spec["slug"]]
-                reduced = "reduced" if result.get("reduced_size") else ""
-                action = " and ".join(filter(None, ["rechecked" if spec["action"] == RECHECK else "", reduced]))
-                night.record(case, identity, result, action or "checked")
-                finished(case)
-                for copy in followers.get((case.content_hash, case.toolchain), []):
-                    night.record(copy, identity, {**result, "compiles": 0, "seconds": 0.0}, "duplicate")
-                    finished(copy)
+            night = Night(out, options, state, lambda slug: on_case(slug, next(done), len(cases)))
+            for spec, result in executor.run(night.plan(cases, _identities(executor, cases))):
+                night.take(spec, result)
             state.finish_run(night.run)
             reports = write_reports(out, state, [c.slug for c in cases], night.run)
             return NightSummary(night.run, night.actions, night.compiles, reports)
