@@ -25,6 +25,7 @@ from reducer.errors import InputError
 from reducer.info import build_info
 from reducer.signature import Signature, message_regex
 from reducer.size import Size
+from reducer.stage import failing_stage
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 MARKER = ".akg-reduce-bundle"
@@ -101,6 +102,7 @@ def _files(b: BundleInput, redact: Redactor) -> dict[str, str]:
     info = build_info(reduced, b.outputs)
     env_facts = host_facts(b.toolchain)
     where = b.signature.location.split(":")[0] if b.signature.location else ""
+    stage = failing_stage(b.log, b.signature, b.ir_dir)
     context = {
         "name": b.reduced.name,
         "hardware": b.reduced.target.upper() if b.reduced.target == "cpu" else b.reduced.target,
@@ -111,6 +113,7 @@ def _files(b: BundleInput, redact: Redactor) -> dict[str, str]:
         "inputs": b.reduced.inputs,
         "inputs_text": ", ".join(f"{list(t.shape)} {t.dtype}" for t in b.reduced.inputs),
         "signature": b.signature,
+        "stage": stage,
         "source": reduced.source,
         "attrs_json": json.dumps(reduced.attrs),
         "env_vars": " ".join(f"{k}={v}" for k, v in reduced.env.items()),
@@ -137,6 +140,7 @@ def _files(b: BundleInput, redact: Redactor) -> dict[str, str]:
     )
     reduction = {
         "signature": b.signature.to_dict(),
+        "stage": stage.to_dict(),
         "original": b.sizes["original"].to_dict(),
         "reduced": b.sizes["reduced"].to_dict(),
         **b.stats,

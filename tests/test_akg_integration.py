@@ -63,6 +63,10 @@ def test_transpose_case_reduces_to_the_same_bug(tmp_path: Path) -> None:
     reduction = check_bundle(bundle, "matrix_transpose.cc:71")
     assert reduction["reduced"]["tokens"] < reduction["original"]["tokens"]
     assert reduction["reduced"]["volume"] < reduction["original"]["volume"] / 100
+    assert reduction["stage"]["stage"] == "AKG IR passes"
+    assert reduction["stage"]["component"] == "MatrixTransposeMutator::CallTransposeInterface"
+    assert reduction["stage"]["after_pass"]  # the IR dump says how far the compile got
+    assert "Failing stage: **AKG IR passes**" in (bundle / "ISSUE.md").read_text()
     reduced = load_case(bundle / "crash.yaml")
     assert reduced.attrs == {} and reduced.env == {}  # neither is needed for this bug
     check = subprocess.run(
