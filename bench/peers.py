@@ -144,7 +144,9 @@ def run_case(
     with tempfile.TemporaryDirectory(prefix="akg-peers-") as tmp:
         root = Path(tmp)
         start = time.monotonic()
-        bundle, stats = reduce_case(original, {"crash.yaml": crash.read_text()}, root / "ours", Settings(jobs=2))
+        bundle, stats = reduce_case(
+            original, {"crash.yaml": crash.read_text()}, root / "ours", Settings(jobs=2, diagnose=False)
+        )
         ours = load_case(bundle / "crash.yaml")
         _keep(keep, name, "akg-reduce", ours)
         emit(_row(name, "akg-reduce -j 2", ours, stats["compiles"], time.monotonic() - start, True))

@@ -27,9 +27,9 @@ def main() -> None:
     parser.add_argument("--cold", action="store_true", help="also run -j 2 with a new process per compile")
     args = parser.parse_args()
     names = args.cases or sorted(p.name for p in CORPUS.iterdir() if (p / "crash.yaml").is_file())
-    configs = {"-j 1": Settings(jobs=1), "-j 2": Settings(jobs=2)}
+    configs = {"-j 1": Settings(jobs=1, diagnose=False), "-j 2": Settings(jobs=2, diagnose=False)}
     if args.cold:
-        configs["-j 2 cold"] = Settings(jobs=2, cold=True)
+        configs["-j 2 cold"] = Settings(jobs=2, cold=True, diagnose=False)
     print(
         f"{'case':<24} {'config':<9} {'compiles':>8} {'rejected':>8} {'hits':>5} {'wall s':>7}"
         f" {'tokens':>11} {'volume':>15} {'same':>5}"

@@ -21,6 +21,7 @@ import jinja2
 
 from reducer.akg import Toolchain, host_facts
 from reducer.case import Case, Expectation, case_to_yaml
+from reducer.diagnosis import Diagnosis
 from reducer.errors import InputError
 from reducer.info import build_info
 from reducer.signature import Signature, message_regex
@@ -78,6 +79,7 @@ class BundleInput:
     stats: dict[str, Any]
     confirmed: int
     confirm_runs: int
+    diagnosis: Diagnosis | None = None
 
 
 def _key_log(log: str, signature: Signature) -> str:
@@ -124,6 +126,7 @@ def _files(b: BundleInput, redact: Redactor) -> dict[str, str]:
         "stats": b.stats,
         "confirmed": b.confirmed,
         "confirm_runs": b.confirm_runs,
+        "diagnosis": b.diagnosis,
     }
     repro = _render(
         "repro.py.j2",
@@ -146,6 +149,7 @@ def _files(b: BundleInput, redact: Redactor) -> dict[str, str]:
         **b.stats,
         "confirmations": b.confirmed,
         "confirmation_runs": b.confirm_runs,
+        "diagnosis": b.diagnosis.to_dict() if b.diagnosis else None,
     }
     env_json = {**env_facts, "compile_env": reduced.env, "attrs": reduced.attrs, "target": reduced.target}
     files = {

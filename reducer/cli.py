@@ -17,6 +17,7 @@ from rich.progress import Progress, TextColumn
 
 from reducer.cache import default_cache_path
 from reducer.case import Case
+from reducer.diagnosis import DEFAULT_BUDGET
 from reducer.errors import InputError, NotFailingError
 from reducer.inputs import load_input, original_files
 from reducer.nightly.run import NightOptions, run_night
@@ -91,6 +92,12 @@ def run(
     ] = 1,
     cold: Annotated[bool, typer.Option("--cold", help="a new process per compile instead of a warm worker")] = False,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="do not read or write the persistent cache")] = False,
+    no_diagnosis: Annotated[
+        bool, typer.Option("--no-diagnosis", help="skip the workarounds and the shape boundary after the reduction")
+    ] = False,
+    diagnosis_budget: Annotated[
+        float, typer.Option("--diagnosis-budget", min=1, help="seconds for workarounds and the shape boundary")
+    ] = DEFAULT_BUDGET,
 ) -> None:
     """Reduce CRASH to the smallest case that fails the same way and write OUT/<name>/ + .tar.gz."""
     signal.signal(signal.SIGTERM, _interrupt)
@@ -100,7 +107,8 @@ def run(
         progress = _Progress(case)
         events = Events(progress.on_pass, progress.on_improve, progress.stage, progress.on_oracle)
         with progress.status:
-            settings = Settings(jobs, repeat, cold, None if no_cache else default_cache_path())
+            cache = None if no_cache else default_cache_path()
+            settings = Settings(jobs, repeat, cold, cache, not no_diagnosis, diagnosis_budget)
             bundle, stats = reduce_case(case, files, output, settings, events)
     except InputError as exc:
         raise _fail(EXIT_BAD_INPUT, str(exc)) from None

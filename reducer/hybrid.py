@@ -8,6 +8,7 @@ import itertools
 import math
 import sys
 import warnings
+from collections.abc import Callable, Iterable, Iterator
 from types import FrameType
 from typing import Any
 
@@ -205,10 +206,13 @@ def _empty_range(*args: int) -> range:
     return range(0)
 
 
-def _run(func_source: str, name: str, inputs: tuple[TensorSpec, ...], empty_loops: bool) -> Any:
+def _run(
+    func_source: str, name: str, inputs: tuple[TensorSpec, ...], loops: Callable[..., Iterable[int]] | None = None
+) -> Any:
+    """Run the kernel on zero inputs; `loops` replaces the loop intrinsics (range, serial, ...)."""
     env: dict[str, Any] = dict(INTRINSICS)
-    if empty_loops:
-        env.update({k: _empty_range for k in _LOOPS})
+    if loops is not None:
+        env.update({k: loops for k in _LOOPS})
         env["grid"] = lambda extents: iter(())
     code = compile(func_source, f"<kernel {name}>", "exec")
     exec(code, env)
@@ -242,7 +246,7 @@ def infer_outputs(case: Case) -> tuple[TensorSpec, ...]:
     old = sys.gettrace()
     sys.settrace(tracer)
     try:
-        outputs = _as_outputs(_run(case.source, case.function, case.inputs, empty_loops=False))
+        outputs = _as_outputs(_run(case.source, case.function, case.inputs))
     except _BudgetSpent:
         outputs = None
     except InvalidKernel:
@@ -253,9 +257,41 @@ def infer_outputs(case: Case) -> tuple[TensorSpec, ...]:
         sys.settrace(old)
     if outputs is None:
         try:
-            outputs = _as_outputs(_run(case.source, case.function, case.inputs, empty_loops=True))
+            outputs = _as_outputs(_run(case.source, case.function, case.inputs, _empty_range))
         except InvalidKernel:
             raise
         except Exception as exc:
             raise InvalidKernel(f"output shapes cannot be inferred: {type(exc).__name__}: {exc}") from None
     return outputs
+
+
+def loop_nest_extents(case: Case) -> list[int]:
+    """The extents of the kernel's deepest loop nest, outermost first, found by running every loop once
+    (index 0); [] when the kernel cannot run that way."""
+    seen: list[tuple[int, int]] = []  # (depth, extent) of every loop, in the order they start
+    open_loops: list[int] = []
+
+    def first_only(*args: int) -> Iterator[int]:
+        extent = len(range(*args))
+        seen.append((len(open_loops), extent))
+        open_loops.append(extent)
+        try:
+            if extent:
+                yield range(*args)[0]
+        finally:
+            open_loops.pop()
+
+    try:
+        _run(case.source, case.function, case.inputs, first_only)
+    except Exception:
+        return []
+    if not seen:
+        return []
+    deepest = max(range(len(seen)), key=lambda i: seen[i][0])
+    nest = [seen[deepest][1]]
+    depth = seen[deepest][0]
+    for d, extent in reversed(seen[:deepest]):
+        if d == depth - 1:
+            nest.append(extent)
+            depth = d
+    return nest[::-1]

@@ -20,6 +20,7 @@ from reducer.akg import compile_case, find_toolchain
 from reducer.bundle import BundleInput, refuse_foreign, write_bundle
 from reducer.cache import CompileCache
 from reducer.case import Case, Expectation, TensorSpec
+from reducer.diagnosis import DEFAULT_BUDGET, Diagnosis, diagnose
 from reducer.errors import CompilesFine, FailsDifferently, Flaky, NotFailingError
 from reducer.hybrid import InvalidKernel, infer_outputs
 from reducer.oracle import Compiler, Counters, Oracle
@@ -44,6 +45,8 @@ class Settings:
     repeat: int = 1  # flaky failures: a candidate counts when any of `repeat` compiles fails the same way
     cold: bool = False  # a new process per compile instead of forking from a warm worker
     cache: Path | None = None  # the persistent compile cache; None: off
+    diagnose: bool = True  # after the reduction: workarounds and the shape boundary (reducer/diagnosis.py)
+    diagnosis_budget: float = DEFAULT_BUDGET
 
 
 @contextlib.contextmanager
@@ -227,7 +230,7 @@ def _reduce(
     expectation = original.signature.expectation()
     with Oracle(expectation, settings.jobs, compiler, repeat, cache, counters) as oracle:
         checkpoint = Checkpoint(out_dir, case)
-        start = case.with_(timeout=timeout)
+        searched = start = case.with_(timeout=timeout)  # the original, with the search's compile timeout
         resumed = checkpoint.load(start)
         if resumed is not None and oracle.interesting(resumed):
             events.on_stage("resuming from the checkpoint")
@@ -263,6 +266,10 @@ def _reduce(
                     "the reduced case does not fail the same way on every re-run (flaky compiler? try --repeat): "
                     + "; ".join(sorted({s.one_line() for s in signatures}))
                 )
+            diagnosis: Diagnosis | None = None
+            if settings.diagnose:
+                events.on_stage("diagnosis: workarounds and the shape boundary")
+                diagnosis = diagnose(best.with_(timeout=timeout), searched, oracle, settings.diagnosis_budget)
             events.on_stage("collecting IR and writing the bundle")
             final, dumps = ir_run.result() if ir_run else dump()
             counters.compiles += dumps
@@ -274,6 +281,7 @@ def _reduce(
                 "original_runs": f"{original.matching} of {original.runs}",
                 "search_timeout": timeout,
                 "warm": not settings.cold,
+                "diagnosis_compiles": diagnosis.compiles if diagnosis else 0,
             }
             bundle = write_bundle(
                 BundleInput(
@@ -290,6 +298,7 @@ def _reduce(
                     stats=stats,
                     confirmed=len(same),
                     confirm_runs=len(signatures),
+                    diagnosis=diagnosis,
                 ),
                 out_dir,
             )
