@@ -18,13 +18,13 @@ import tempfile
 import time
 from pathlib import Path
 
+from corpus_cases import CORPUS, crash_cases
+
 from reducer.akg import compile_case, compile_env, find_toolchain
 from reducer.case import Case, load_case
 from reducer.hybrid import infer_outputs
 from reducer.info import info_text
 from reducer.warm import WorkerPool
-
-CORPUS = Path(__file__).resolve().parent.parent / "corpus"
 
 # The in-process side: imports AKG once, then for each request line (a .info path and attrs) compiles in
 # a fresh dir and prints the seconds compilewithjson took. Errors are the point, so they are swallowed.
@@ -64,7 +64,7 @@ def main() -> None:
     parser.add_argument("cases", nargs="*")
     parser.add_argument("-n", "--rounds", type=int, default=5)
     args = parser.parse_args()
-    names = args.cases or sorted(p.name for p in CORPUS.iterdir() if (p / "crash.yaml").is_file())
+    names = args.cases or crash_cases()
     cases: dict[str, Case] = {name: load_case(CORPUS / name / "crash.yaml") for name in names}
     toolchain = find_toolchain(None, None)
     pool = WorkerPool()

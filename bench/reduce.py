@@ -15,10 +15,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from corpus_cases import CORPUS, crash_cases
+
 from reducer.case import load_case
 from reducer.session import Settings, reduce_case
-
-CORPUS = Path(__file__).resolve().parent.parent / "corpus"
 
 
 def main() -> None:
@@ -26,7 +26,7 @@ def main() -> None:
     parser.add_argument("cases", nargs="*")
     parser.add_argument("--cold", action="store_true", help="also run -j 2 with a new process per compile")
     args = parser.parse_args()
-    names = args.cases or sorted(p.name for p in CORPUS.iterdir() if (p / "crash.yaml").is_file())
+    names = args.cases or crash_cases()
     configs = {"-j 1": Settings(jobs=1, diagnose=False), "-j 2": Settings(jobs=2, diagnose=False)}
     if args.cold:
         configs["-j 2 cold"] = Settings(jobs=2, cold=True, diagnose=False)

@@ -27,6 +27,7 @@ from reducer.warm import WorkerDied, WorkerPool, WorkerUnavailable
 
 COMPILER_SCRIPT = "_extends/parallel_compile/akg_compiler/compiler.py"
 PLUGIN_DIR = "lib/plugin/cpu"
+MISMATCH_SCRIPT = str(Path(__file__).with_name("mismatch_run.py"))
 WORKER_ATTEMPTS = 2  # a compile whose worker died is rerun once in a fresh worker
 
 _PROBE = """
@@ -104,8 +105,12 @@ def compile_case(
     `pool` when given (a worker that dies mid-compile is replaced and the compile rerun), else cold.
     Setting `cancel` stops it (CompileCancelled)."""
     toolchain = find_toolchain(case.python, case.compiler)
-    command = compile_command(toolchain, case.attrs)
     env = compile_env(toolchain, case.env, dump_ir)
+    if case.mismatch is not None:  # compiled and run inside MindSpore: always a fresh process
+        files = {"spec.json": json.dumps(mismatch_spec(case))}
+        return run_sandboxed([toolchain.python, MISMATCH_SCRIPT, "spec.json"], files, env, case.time_limit,
+                             case.memory, collect, cancel)  # fmt: skip
+    command = compile_command(toolchain, case.attrs)
     files = {"k.info": info_text(case, outputs)}
     if pool is not None:
         key = pool.key(toolchain.python, toolchain.compiler_script, env)
@@ -121,6 +126,20 @@ def compile_case(
             except WorkerDied:
                 continue
     return run_sandboxed(command, files, env, case.time_limit, case.memory, collect, cancel)
+
+
+def mismatch_spec(case: Case) -> dict[str, Any]:
+    """What reducer/mismatch_run.py needs to run `case` on AKG and on its reference."""
+    assert case.mismatch is not None
+    return {
+        "source": case.source,
+        "function": case.function,
+        "inputs": [t.to_dict() for t in case.inputs],
+        "attrs": case.attrs,
+        "against": case.mismatch.against_attrs,
+        "tolerance": case.mismatch.tolerance,
+        "seed": 0,
+    }
 
 
 def compiler_identity(toolchain: Toolchain) -> dict[str, str]:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from reducer.case import Case, TensorSpec
 from reducer.hybrid import parse_function
-from reducer.oracle import Oracle
+from reducer.oracle import SAME_FAILURE, Oracle
 from reducer.passes.tensors import linked_groups
 
 Dim = tuple[int, int]  # (input index, axis)
@@ -22,12 +22,12 @@ UPPER_LIMIT = 4096  # the walk up stops here even when everything fails
 class DimBoundary:
     dims: list[Dim]  # changed together (dims that must stay equal)
     value: int  # in the minimal case
-    tried: dict[int, str] = field(default_factory=dict)  # value -> "fails" / "compiles" / other outcome
+    tried: dict[int, str] = field(default_factory=dict)  # value -> Oracle.outcome
 
     @property
     def failing(self) -> tuple[int, int]:
         """The contiguous range of tried values around `value` that fail the same way."""
-        fails = {v for v, o in self.tried.items() if o == "fails"} | {self.value}
+        fails = {v for v, o in self.tried.items() if o == SAME_FAILURE} | {self.value}
         lo = hi = self.value
         ordered = sorted(self.tried)
         for v in reversed([v for v in ordered if v < self.value]):
@@ -71,15 +71,6 @@ def _with(case: Case, dims: list[Dim], value: int) -> Case:
     return case.with_(inputs=tuple(TensorSpec(tuple(s), t.dtype) for s, t in zip(shapes, case.inputs, strict=True)))
 
 
-def _outcome(oracle: Oracle, case: Case) -> str:
-    verdict = oracle.verdict(case)
-    if verdict.signature is None:
-        return "invalid kernel"
-    if verdict.interesting:
-        return "fails"
-    return "compiles" if verdict.signature.kind == "none" else f"other failure: {verdict.signature.one_line()}"
-
-
 class _Prober:
     def __init__(self, oracle: Oracle, deadline: float) -> None:
         self.oracle, self.deadline = oracle, deadline
@@ -89,7 +80,7 @@ class _Prober:
             return found.tried[value]
         if time.monotonic() > self.deadline:
             return None
-        found.tried[value] = _outcome(self.oracle, _with(case, found.dims, value))
+        found.tried[value] = self.oracle.outcome(_with(case, found.dims, value))
         return found.tried[value]
 
     def edge(self, case: Case, found: DimBoundary, failing: int, other: int) -> None:
@@ -99,7 +90,7 @@ class _Prober:
             outcome = self.probe(case, found, middle)
             if outcome is None:
                 return
-            failing, other = (middle, other) if outcome == "fails" else (failing, middle)
+            failing, other = (middle, other) if outcome == SAME_FAILURE else (failing, middle)
 
     def walk(self, case: Case, found: DimBoundary) -> None:
         value, step = found.value, 1
@@ -110,13 +101,13 @@ class _Prober:
             outcome = self.probe(case, found, value)
             if outcome is None:
                 return
-            if outcome != "fails":
+            if outcome != SAME_FAILURE:
                 self.edge(case, found, last_failing, value)
                 break
             last_failing = value
         if found.value > 1:
             outcome = self.probe(case, found, 1)
-            if outcome is not None and outcome != "fails":
+            if outcome is not None and outcome != SAME_FAILURE:
                 self.edge(case, found, found.value, 1)
 
 
@@ -154,12 +145,12 @@ def original_shapes(original: Case, oracle: Oracle, budget: float = DEFAULT_BUDG
     linked = linked_groups(original)
     singles = [[(i, a)] for i, t in enumerate(original.inputs) for a, v in enumerate(t.shape) if v > 1]
     groups = linked + [g for g in singles if not any(g[0] in group for group in linked)]
-    rows = [{"inputs": [list(t.shape) for t in original.inputs], "outcome": "fails (the original)"}]
+    rows = [{"inputs": [list(t.shape) for t in original.inputs], "outcome": f"{SAME_FAILURE} (the original)"}]
     for dims in groups:
         value = original.inputs[dims[0][0]].shape[dims[0][1]]
         for new in sorted({1, value // 2} - {value}):
             if time.monotonic() > deadline:
                 return rows
             case = _with(original, dims, new)
-            rows.append({"inputs": [list(t.shape) for t in case.inputs], "outcome": _outcome(oracle, case)})
+            rows.append({"inputs": [list(t.shape) for t in case.inputs], "outcome": oracle.outcome(case)})
     return rows

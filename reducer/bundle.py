@@ -6,6 +6,7 @@ from __future__ import annotations
 import getpass
 import json
 import os
+import pprint
 import re
 import shutil
 import socket
@@ -19,7 +20,7 @@ from typing import Any
 
 import jinja2
 
-from reducer.akg import Toolchain, host_facts
+from reducer.akg import MISMATCH_SCRIPT, Toolchain, host_facts, mismatch_spec
 from reducer.case import Case, Expectation, case_to_yaml
 from reducer.diagnosis import Diagnosis
 from reducer.errors import InputError
@@ -99,6 +100,13 @@ def _render(template: str, **context: Any) -> str:
     return env.get_template(template).render(**context)
 
 
+def _mismatch_repro(case: Case) -> str:
+    """reducer/mismatch_run.py with the case's spec embedded: it needs only MindSpore."""
+    runner = Path(MISMATCH_SCRIPT).read_text()
+    spec = pprint.pformat(mismatch_spec(case), sort_dicts=False, width=110)
+    return runner.replace("EMBEDDED_SPEC = None  # repro.py sets the spec here", f"EMBEDDED_SPEC = {spec}", 1)
+
+
 def _files(b: BundleInput, redact: Redactor) -> dict[str, str]:
     reduced = b.reduced.with_(env=redact.env(b.reduced.env))
     info = build_info(reduced, b.outputs)
@@ -127,19 +135,24 @@ def _files(b: BundleInput, redact: Redactor) -> dict[str, str]:
         "confirmed": b.confirmed,
         "confirm_runs": b.confirm_runs,
         "diagnosis": b.diagnosis,
+        "mismatch": reduced.mismatch,
     }
-    repro = _render(
-        "repro.py.j2",
-        name=b.reduced.name,
-        mindspore=env_facts["mindspore"],
-        info_json=json.dumps(info, indent=4).replace("true", "True").replace("false", "False"),
-        attrs_json=repr(reduced.attrs),
-        env_json=repr(reduced.env),
-        kind=b.signature.kind,
-        message_regex=message_regex(b.signature.message),
-        where=where,
-        timeout=int(max(b.reduced.time_limit, 60)),
-        target=b.reduced.target,
+    repro = (
+        _mismatch_repro(reduced)
+        if reduced.mismatch
+        else _render(
+            "repro.py.j2",
+            name=b.reduced.name,
+            mindspore=env_facts["mindspore"],
+            info_json=json.dumps(info, indent=4).replace("true", "True").replace("false", "False"),
+            attrs_json=repr(reduced.attrs),
+            env_json=repr(reduced.env),
+            kind=b.signature.kind,
+            message_regex=message_regex(b.signature.message),
+            where=where,
+            timeout=int(max(b.reduced.time_limit, 60)),
+            target=b.reduced.target,
+        )
     )
     reduction = {
         "signature": b.signature.to_dict(),

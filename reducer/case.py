@@ -11,12 +11,13 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from reducer.errors import InputError
 
 DTYPES = ("float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool")
-KINDS = ("error", "signal", "timeout", "memory")
+KINDS = ("error", "signal", "timeout", "memory", "mismatch")
+DEFAULT_TOLERANCE = 1e-3  # |akg - reference| <= tolerance * (1 + |reference|), elementwise
 MAX_DIM = 2**31 - 1
 DEFAULT_TIMEOUT = 60.0  # seconds per compile when neither crash.yaml nor --timeout says
 MAX_YAML_NODES = 100_000
@@ -47,6 +48,25 @@ class Expectation:
 
 
 @dataclass(frozen=True)
+class Mismatch:
+    """A wrong-result case: the kernel compiled by AKG and run on CPU through MindSpore is compared with
+    the same kernel run as plain Python (or, with `against`, compiled by AKG with other attrs)."""
+
+    tolerance: float = DEFAULT_TOLERANCE
+    against: str | None = None  # JSON of the other attrs set; None: the Python reference
+
+    @property
+    def against_attrs(self) -> dict[str, Any] | None:
+        return None if self.against is None else json.loads(self.against)
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"tolerance": self.tolerance}
+        if self.against is not None:
+            data["against"] = {"attrs": self.against_attrs}
+        return data
+
+
+@dataclass(frozen=True)
 class Case:
     """One compile problem: a Hybrid DSL function, its inputs, attrs, env and how to run the compiler."""
 
@@ -62,6 +82,7 @@ class Case:
     timeout: float | None = None  # None: the reducer chooses (see session.adaptive_timeout)
     memory: int = 4096
     expect: Expectation | None = None
+    mismatch: Mismatch | None = None  # a wrong-result case: what "compiling" it means is running it
 
     @property
     def time_limit(self) -> float:
@@ -80,6 +101,7 @@ class Case:
             "attrs": self.attrs,
             "env": self.env,
             "target": self.target,
+            **({"mismatch": self.mismatch.to_dict()} if self.mismatch else {}),
         }
 
     def key(self) -> str:
@@ -108,11 +130,24 @@ class _TensorModel(BaseModel):
         return dtype
 
 
+class _AgainstModel(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+    attrs: dict[str, Any]
+
+
 class _ExpectModel(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
-    kind: Literal["error", "signal", "timeout", "memory"]
+    kind: Literal["error", "signal", "timeout", "memory", "mismatch"]
     message: str = ""
     where: str = ""
+    tolerance: float | None = Field(default=None, gt=0, le=1e6)
+    against: _AgainstModel | None = None
+
+    @model_validator(mode="after")
+    def _mismatch_only(self) -> _ExpectModel:
+        if self.kind != "mismatch" and (self.tolerance is not None or self.against is not None):
+            raise ValueError("'tolerance' and 'against' belong to kind 'mismatch'")
+        return self
 
 
 class _CrashModel(BaseModel):
@@ -224,9 +259,15 @@ def load_case(path: Path) -> Case:
         raise InputError(
             f"{path}: field 'inputs': {function} takes {len(params)} inputs, {len(model.inputs)} are listed"
         )
-    expect = None
+    expect = mismatch = None
     if model.expect is not None:
         expect = Expectation(model.expect.kind, model.expect.message, model.expect.where)
+        if model.expect.kind == "mismatch":
+            against = model.expect.against
+            mismatch = Mismatch(
+                model.expect.tolerance or DEFAULT_TOLERANCE,
+                json.dumps(against.attrs, sort_keys=True) if against else None,
+            )
     compiler = str((path.parent / model.compiler).resolve()) if model.compiler else None
     return Case(
         name=model.name or (path.parent.name if path.stem == "crash" else path.stem),
@@ -241,6 +282,7 @@ def load_case(path: Path) -> Case:
         timeout=model.timeout,
         memory=model.memory,
         expect=expect,
+        mismatch=mismatch,
     )
 
 
@@ -271,5 +313,5 @@ def case_to_yaml(case: Case, kernel_file: str, expect: Expectation | None) -> st
     if case.timeout is not None:
         data["timeout"] = case.timeout
     if expect is not None:
-        data["expect"] = expect.to_dict()
+        data["expect"] = {**expect.to_dict(), **(case.mismatch.to_dict() if case.mismatch else {})}
     return yaml.safe_dump(data, sort_keys=False, default_flow_style=None, width=110)

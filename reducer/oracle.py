@@ -39,6 +39,10 @@ class Counters:
         }
 
 
+SAME_FAILURE = "fails the same way"
+PASSES = "passes"  # compiles, or for a wrong-result case computes the right result
+
+
 @dataclass(frozen=True)
 class Verdict:
     interesting: bool
@@ -144,6 +148,17 @@ class Oracle:
         with self._lock:
             self._cache[key] = verdict
         return verdict
+
+    def outcome(self, case: Case) -> str:
+        """How `case` fares, in words for a report: SAME_FAILURE, PASSES, or what else happened."""
+        verdict = self.verdict(case)
+        if verdict.signature is None:
+            return f"invalid kernel: {verdict.reason}"
+        if verdict.interesting:
+            return SAME_FAILURE
+        if verdict.signature.kind == "none":
+            return PASSES
+        return f"other failure: {verdict.signature.one_line()}"
 
     def interesting(self, case: Case, cancel: threading.Event | None = None) -> bool:
         return self.verdict(case, cancel).interesting

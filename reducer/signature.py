@@ -11,6 +11,8 @@ from typing import Any
 from reducer.case import Expectation
 from reducer.sandbox import Outcome
 
+MISMATCH_VERDICT = "AKG-REDUCE-CHECK"  # the verdict line of reducer/mismatch_run.py
+
 # [ERROR] AKG:2026-12-02-15:22:22.025.224 [tiling_utils.cc:193] [tiling] Check failed: ...
 _AKG_ERROR = re.compile(r"^\[ERROR\] AKG:\S+ \[(?P<loc>[\w./-]+:\d+)\] \[(?P<comp>[^\]]*)\] (?P<msg>.*)$")
 _BT = re.compile(r"\[bt\] \(\d+\) [^(]*\((?P<sym>[^+)]*)")
@@ -118,6 +120,11 @@ def signature_of(outcome: Outcome, timeout: float) -> Signature:
     if outcome.over_quota:
         return Signature("memory", "compile exceeded its temp dir quota", "", ())
     lines = outcome.output.splitlines()
+    verdict = next((ln.strip() for ln in lines if ln.startswith(MISMATCH_VERDICT)), "")
+    if verdict.startswith(f"{MISMATCH_VERDICT} mismatch"):
+        return Signature("mismatch", "wrong result: max error above tolerance", "", (), "akg-vs-reference", verdict)
+    if verdict:
+        return NO_FAILURE
     frames = _frames(lines)
     akg = [m for m in (_AKG_ERROR.match(line.strip()) for line in lines) if m]
     if outcome.signal is not None:

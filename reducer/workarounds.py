@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from reducer.case import Case, TensorSpec
 from reducer.hybrid import loop_nest_extents
-from reducer.oracle import Oracle
+from reducer.oracle import PASSES, Oracle
 
 DEFAULT_BUDGET = 120.0  # seconds for all tries
 
@@ -103,20 +103,11 @@ def find_workarounds(
         if time.monotonic() > deadline:
             entry["minimal"] = "not tried: time budget spent"
             continue
-        entry["minimal"] = _outcome(oracle, small)
+        entry["minimal"] = oracle.outcome(small)
         big = perturbation.apply(original)
-        if entry["minimal"] != "compiles" or big is None:
+        if entry["minimal"] != PASSES or big is None:
             continue
-        entry["original"] = _outcome(oracle, big)
-        if entry["original"] == "compiles":
+        entry["original"] = oracle.outcome(big)
+        if entry["original"] == PASSES:
             verified.append(Workaround(perturbation.name, perturbation.why, big.attrs, big.inputs))
     return verified, tries
-
-
-def _outcome(oracle: Oracle, case: Case) -> str:
-    verdict = oracle.verdict(case)
-    if verdict.signature is None:
-        return f"invalid: {verdict.reason}"
-    if verdict.signature.kind == "none":
-        return "compiles"
-    return "same failure" if verdict.interesting else f"other failure: {verdict.signature.one_line()}"

@@ -18,9 +18,9 @@ from reducer.size import size_of
 pytestmark = [pytest.mark.akg, needs_akg]
 
 
-def reduce_cli(case: str, out: Path) -> Path:
+def reduce_cli(case: str, out: Path, *extra: str) -> Path:
     run = subprocess.run(
-        [sys.executable, "-m", "reducer", str(CORPUS / case / "crash.yaml"), "-o", str(out), "-j", "2"],
+        [sys.executable, "-m", "reducer", str(CORPUS / case / "crash.yaml"), "-o", str(out), "-j", "2", *extra],
         capture_output=True,
         text=True,
         timeout=1800,
@@ -84,3 +84,20 @@ def test_case_that_needs_an_attr_keeps_exactly_that_attr(tmp_path: Path) -> None
     reduced = load_case(bundle / "crash.yaml")
     assert list(reduced.attrs) == ["dim"]
     assert size_of(reduced).volume < size_of(load_case(CORPUS / "pairwise_dim_realize" / "crash.yaml")).volume
+
+
+def test_wrong_result_case_reduces_and_stays_a_mismatch(tmp_path: Path) -> None:
+    bundle = reduce_cli("point_mean_pool_mismatch", tmp_path, "--no-diagnosis")
+    reduction = json.loads((bundle / "reduction.json").read_text())
+    assert reduction["signature"]["kind"] == "mismatch"  # not a crash, not a compile error
+    assert reduction["reduced"]["tokens"] < reduction["original"]["tokens"] / 2
+    assert reduction["reduced"]["volume"] < reduction["original"]["volume"]
+    reduced = load_case(bundle / "crash.yaml")
+    assert reduced.mismatch is not None and reduced.mismatch.tolerance == 0.001
+    assert "wrong results" in (bundle / "ISSUE.md").read_text()
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    shutil.copy(bundle / "repro.py", fresh / "repro.py")
+    repro = subprocess.run([sys.executable, "repro.py"], cwd=fresh, capture_output=True, text=True, timeout=300)
+    assert repro.returncode == 1, repro.stdout + repro.stderr
+    assert "max abs error" in repro.stdout and "The bug reproduces" in repro.stdout

@@ -26,6 +26,9 @@ def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
         ({"expect": {"kind": "explosion"}}, "field 'expect.kind'"),
         ({"colour": "blue"}, "field 'colour'"),
         ({"inputs": [{"shape": [4, 8], "dtype": "float32"}]}, "takes 3 inputs, 1 are listed"),
+        ({"expect": {"kind": "error", "tolerance": 0.1}}, "'tolerance' and 'against' belong to kind 'mismatch'"),
+        ({"expect": {"kind": "mismatch", "tolerance": -1}}, "field 'expect.tolerance'"),
+        ({"expect": {"kind": "mismatch", "against": {"dim": "0 0 1 1"}}}, "field 'expect.against.attrs'"),
     ],
 )
 def test_bad_field_gives_exit_2_and_one_line(tmp_path: Path, change: dict, expected: str) -> None:

@@ -1,0 +1,120 @@
+"""Run a Hybrid DSL kernel compiled by AKG on CPU through MindSpore (`ops.Custom(..., func_type="hybrid")`)
+and compare its outputs with a reference: the same kernel run as plain Python on the same inputs, or
+compiled by AKG with another attrs set. Prints the maximum error per output and one verdict line.
+
+Needs only MindSpore (and numpy). Run by akg-reduce as `python mismatch_run.py spec.json`; a bundle's
+repro.py is this file with the spec embedded. Exit codes: 1 wrong result, 0 within tolerance, 2 the
+check itself failed (a compile error shows as a traceback)."""
+
+import importlib.util
+import json
+import os
+import sys
+import tempfile
+
+import numpy as np
+
+VERDICT = "AKG-REDUCE-CHECK"
+EMBEDDED_SPEC = None  # repro.py sets the spec here
+
+
+def make_inputs(inputs, seed):
+    """The same random inputs every run: floats in [-1, 1), integers in [-8, 8], booleans."""
+    rng = np.random.RandomState(seed)
+    arrays = []
+    for spec in inputs:
+        shape, dtype = tuple(spec["shape"]), spec["dtype"]
+        if dtype == "bool":
+            arrays.append(rng.randint(0, 2, shape).astype(bool))
+        elif dtype.startswith(("int", "uint")):
+            low = 0 if dtype.startswith("uint") else -8
+            arrays.append(rng.randint(low, 9, shape).astype(dtype))
+        else:
+            arrays.append(rng.uniform(-1, 1, shape).astype(dtype))
+    return arrays
+
+
+def load_function(source, name, folder):
+    """The kernel as a function of a real module file (MindSpore reads the source back from it)."""
+    path = os.path.join(folder, "akg_reduce_kernel.py")
+    with open(path, "w") as fh:
+        fh.write(source)
+    spec = importlib.util.spec_from_file_location("akg_reduce_kernel", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return getattr(module, name)
+
+
+def as_list(result):
+    return [np.asarray(r) for r in (result if isinstance(result, (tuple, list)) else (result,))]
+
+
+def run(spec, folder):
+    import mindspore as ms
+    from mindspore import Tensor, ops
+    from mindspore.ops import kernel
+
+    ms.set_context(mode=ms.PYNATIVE_MODE, device_target="CPU")
+    function = load_function(spec["source"], spec["function"], folder)
+    arrays = make_inputs(spec["inputs"], spec.get("seed", 0))
+
+    def on_akg(attrs):
+        custom = ops.Custom(kernel(function, compile_attrs=attrs), func_type="hybrid")
+        result = custom(*[Tensor(a) for a in arrays])
+        return [r.asnumpy() for r in (result if isinstance(result, (tuple, list)) else [result])]
+
+    got = on_akg(spec.get("attrs", {}))
+    against = spec.get("against")
+    want = on_akg(against) if against is not None else as_list(kernel(function)(*[a.copy() for a in arrays]))
+    return got, want
+
+
+def compare(got, want, tolerance):
+    """(index of the worst output, its max abs error, whether every output is within tolerance)."""
+    worst, worst_error, within = 0, 0.0, True
+    for index, (g, w) in enumerate(zip(got, want, strict=True)):
+        g, w = g.astype(np.float64), w.astype(np.float64)
+        if g.shape != w.shape:
+            return index, float("inf"), False
+        error = np.abs(g - w)
+        error[np.isnan(g) != np.isnan(w)] = np.inf
+        error[np.isnan(g) & np.isnan(w)] = 0.0
+        bad = error > tolerance * (1 + np.abs(np.nan_to_num(w)))
+        largest = float(error.max()) if error.size else 0.0
+        print(f"output {index}: max abs error {largest:.6g} ({int(bad.sum())} of {error.size} elements off)")
+        if bad.any():
+            within = False
+        if largest > worst_error:
+            worst, worst_error = index, largest
+    return worst, worst_error, within
+
+
+def main():
+    spec = EMBEDDED_SPEC
+    if spec is None:
+        with open(sys.argv[1]) as fh:
+            spec = json.load(fh)
+    with tempfile.TemporaryDirectory(prefix="akg-reduce-check-") as folder:
+        try:
+            got, want = run(spec, folder)
+        except Exception:
+            import traceback
+
+            traceback.print_exc()
+            print("The check could not run (a compile or run error above).")
+            return 2
+    worst, error, within = compare(got, want, spec["tolerance"])
+    reference = "AKG with attrs " + json.dumps(spec["against"]) if spec.get("against") is not None else "Python"
+    if within:
+        print(f"{VERDICT} match: every output within tolerance {spec['tolerance']:g} of the {reference} reference")
+        return 0
+    print(
+        f"{VERDICT} mismatch: output {worst} max error {error:.6g} above tolerance {spec['tolerance']:g}"
+        f" against the {reference} reference"
+    )
+    print("The bug reproduces: AKG computes a wrong result.")
+    return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
