@@ -14,6 +14,8 @@ STATUS_ORDER = [REPRODUCES, NEW, CHANGED, FLAKY, FIXED]
 
 @dataclass(frozen=True)
 class Bug:
+    """One bug: its signature's key and status, its cases, and the smallest reduced one of them."""
+
     key: str
     signature: dict
     status: str
