@@ -1,5 +1,6 @@
 """Reductions of shipped corpus cases against the real AKG from the MindSpore wheel: the same signature,
-smaller everything, a complete bundle, and a repro.py that reproduces in a fresh process."""
+smaller everything, a complete bundle, a repro.py that reproduces in a fresh process; the failing stage
+and a workaround verified on the original; a wrong-result case that stays wrong."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 from conftest import CORPUS, ROOT, needs_akg
 
 from reducer.case import load_case
@@ -59,7 +61,7 @@ def check_bundle(bundle: Path, location: str) -> dict:
 
 
 def test_transpose_case_reduces_to_the_same_bug(tmp_path: Path) -> None:
-    bundle = reduce_cli("transpose_provide_call", tmp_path)
+    bundle = reduce_cli("transpose_provide_call", tmp_path, "--no-diagnosis")
     reduction = check_bundle(bundle, "matrix_transpose.cc:71")
     assert reduction["reduced"]["tokens"] < reduction["original"]["tokens"]
     assert reduction["reduced"]["volume"] < reduction["original"]["volume"] / 100
@@ -79,11 +81,37 @@ def test_transpose_case_reduces_to_the_same_bug(tmp_path: Path) -> None:
 
 
 def test_case_that_needs_an_attr_keeps_exactly_that_attr(tmp_path: Path) -> None:
-    bundle = reduce_cli("pairwise_dim_realize", tmp_path)
+    bundle = reduce_cli("pairwise_dim_realize", tmp_path, "--no-diagnosis")
     check_bundle(bundle, "realize_compress.cc:389")
     reduced = load_case(bundle / "crash.yaml")
     assert list(reduced.attrs) == ["dim"]
     assert size_of(reduced).volume < size_of(load_case(CORPUS / "pairwise_dim_realize" / "crash.yaml")).volume
+
+
+def test_tiling_case_names_the_stage_and_a_workaround_verified_on_the_original(tmp_path: Path) -> None:
+    bundle = reduce_cli("conv3d_gemm_tiling", tmp_path)
+    reduction = check_bundle(bundle, "tiling_utils.cc:193")
+    stage = reduction["stage"]
+    assert (stage["stage"], stage["component"]) == ("poly auto-tiling", "SpaceAnalyzer::MarkGemmAxes")
+    assert stage["after_pass"].endswith("(poly)")
+    names = [w["name"] for w in reduction["diagnosis"]["workarounds"]]
+    assert "manual tiling, whole loops" in names
+    workaround = reduction["diagnosis"]["workarounds"][names.index("manual tiling, whole loops")]
+    original = load_case(CORPUS / "conv3d_gemm_tiling" / "crash.yaml")
+    assert workaround["attrs"] == {**original.attrs, "dim": workaround["attrs"]["dim"]}
+    # re-checked by hand: the original with that dim compiles
+    fixed = tmp_path / "fixed"
+    shutil.copytree(CORPUS / "conv3d_gemm_tiling", fixed)
+    data = yaml.safe_load((fixed / "crash.yaml").read_text())
+    data["attrs"] = workaround["attrs"]
+    del data["expect"]
+    (fixed / "crash.yaml").write_text(yaml.safe_dump(data))
+    check = subprocess.run([sys.executable, "-m", "reducer", "check", str(fixed / "crash.yaml")],
+                           capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert check.returncode == 3 and "compiles without error" in check.stderr
+    issue = (bundle / "ISSUE.md").read_text()
+    assert "Failing stage: **poly auto-tiling**" in issue and "**manual tiling, whole loops**" in issue
+    assert "### Shape boundary" in issue
 
 
 def test_wrong_result_case_reduces_and_stays_a_mismatch(tmp_path: Path) -> None:
