@@ -129,3 +129,25 @@ def test_wrong_result_case_reduces_and_stays_a_mismatch(tmp_path: Path) -> None:
     repro = subprocess.run([sys.executable, "repro.py"], cwd=fresh, capture_output=True, text=True, timeout=300)
     assert repro.returncode == 1, repro.stdout + repro.stderr
     assert "max abs error" in repro.stdout and "The bug reproduces" in repro.stdout
+
+
+@pytest.mark.parametrize(
+    ("against", "verdict"), [("dim: '0 0 2 1'", "mismatch"), ("enable_vectorization: false", "same")]
+)
+def test_wrong_result_against_another_attrs_set(tmp_path: Path, against: str, verdict: str) -> None:
+    """The minimal mean-pool kernel is right with manual tiling and wrong without: against manual tiling
+    it is a mismatch; against another attrs set that is wrong the same way, it is not."""
+    (tmp_path / "kernel.py").write_text(
+        "def f(x):\n    y = output_tensor((1,), x.dtype)\n    y[0] = 0.0\n"
+        "    for n in range(2):\n        y[0] += x[n]\n    return y\n"
+    )
+    (tmp_path / "crash.yaml").write_text(
+        "kernel: kernel.py\ninputs:\n  - {shape: [2], dtype: float32}\n"
+        f"expect:\n  kind: mismatch\n  against: {{attrs: {{{against}}}}}\n"
+    )
+    check = subprocess.run([sys.executable, "-m", "reducer", "check", str(tmp_path / "crash.yaml")],
+                           capture_output=True, text=True, timeout=300)  # fmt: skip
+    if verdict == "mismatch":
+        assert check.returncode == 0 and "mismatch" in check.stdout and "AKG with attrs" in check.stdout
+    else:
+        assert check.returncode == 3 and "computes the same result as its reference" in check.stderr
