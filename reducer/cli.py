@@ -148,12 +148,14 @@ def corpus(
         float | None, typer.Option("--case-timeout", min=1, help="seconds one case may take in all")
     ] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="do not read or write the persistent cache")] = False,
+    no_diagnosis: Annotated[bool, typer.Option("--no-diagnosis", help="bundles without the diagnosis")] = False,
 ) -> None:
     """Nightly run over FOLDER: dedupe, reduce what is new or changed, notice what got fixed; reports in OUT."""
     signal.signal(signal.SIGTERM, _interrupt)
     if executor not in {"local", "dask"}:
         raise _fail(EXIT_BAD_INPUT, f"option '--executor': expected local or dask, got {executor!r}")
-    options = NightOptions(executor, scheduler, jobs, case_timeout, None if no_cache else default_cache_path())
+    cache = None if no_cache else default_cache_path()
+    options = NightOptions(executor, scheduler, jobs, case_timeout, cache, not no_diagnosis)
     try:
         with Progress(*Progress.get_default_columns(), TextColumn("{task.fields[case]}"), console=err) as bar:
             task = bar.add_task("cases", total=None, case="")

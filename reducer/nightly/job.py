@@ -69,7 +69,8 @@ def run_case(spec: dict[str, Any]) -> dict[str, Any]:
             return {**result, "status": CHANGED, "signature": sig.to_dict()}
     if previous and was_failing:
         case = case.with_(expect=previous.expectation())
-    settings = Settings(jobs=spec.get("jobs", 1), cache=Path(spec["cache"]) if spec.get("cache") else None)
+    cache = Path(spec["cache"]) if spec.get("cache") else None
+    settings = Settings(jobs=spec.get("jobs", 1), cache=cache, diagnose=spec.get("diagnose", True))
     status = REPRODUCES if previous and was_failing else NEW
     spent: list[Counters] = []  # the reduction's compile counters, also when it stops early
     try:

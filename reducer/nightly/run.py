@@ -34,6 +34,7 @@ class NightOptions:
     jobs: int = 1
     case_timeout: float | None = None
     cache: Path | None = field(default_factory=default_cache_path)
+    diagnose: bool = True  # workarounds and shape boundary in every new bundle
 
 
 @dataclass
@@ -130,6 +131,7 @@ class Night:
             "previous": previous.signature if previous else None,
             "previous_status": previous.status if previous else None,
             "jobs": 1,
+            "diagnose": self.options.diagnose,
             "cache": str(self.options.cache) if self.options.cache else None,
             "case_timeout": self.options.case_timeout,
         }
