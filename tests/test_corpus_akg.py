@@ -82,7 +82,7 @@ def test_real_corpus_buckets_and_quiet_second_night(corpus_dir: Path, tmp_path: 
     assert summary(second)[0] == [(s.replace("new", "reproduces"), c, loc) for s, c, loc in bugs]
     with sqlite3.connect(tmp_path / "out" / "state.sqlite") as db:
         rows = db.execute("SELECT action, compiles FROM history WHERE run = 2").fetchall()
-    assert len(rows) == 6 and all(compiles <= 1 for _, compiles in rows)
+    assert len(rows) == 5 and all(compiles <= 1 for _, compiles in rows)
     assert not [action for action, _ in rows if "reduced" in action]
 
 
