@@ -39,6 +39,7 @@ class Counters:
         }
 
 
+AHEAD_POLL = 0.05  # seconds between looks at a cancel event while waiting for a compile ahead
 SAME_FAILURE = "fails the same way"
 PASSES = "passes"  # compiles, or for a wrong-result case computes the right result
 
@@ -121,6 +122,20 @@ class Oracle:
         self._stored.put(key, sig, outcome.seconds)
         return sig
 
+    @staticmethod
+    def _ahead(future: Future[Verdict], cancel: threading.Event | None) -> Verdict | None:
+        """The verdict being compiled ahead of time, waited for; None when that compile was stopped or
+        had not started (then it is dropped and the caller compiles). Setting `cancel` stops the wait."""
+        while not future.cancel():
+            try:
+                return future.result(timeout=AHEAD_POLL)
+            except TimeoutError:
+                if cancel is not None and cancel.is_set():
+                    raise CompileCancelled from None
+            except CompileCancelled:
+                return None
+        return None
+
     def verdict(self, case: Case, cancel: threading.Event | None = None) -> Verdict:
         """Is `case` interesting? Setting `cancel` abandons the compile (CompileCancelled), remembering nothing."""
         key = case.key()
@@ -130,11 +145,14 @@ class Oracle:
                 self.counters.cache_hits += 1
                 return cached
             ahead = self._prefetching.get(key)
-        if ahead is not None and cancel is None:
-            try:
-                return ahead[0].result()  # being compiled ahead of time: wait for that compile
-            except CompileCancelled:
-                pass
+        if ahead is not None:
+            verdict = self._ahead(ahead[0], cancel)
+            if verdict is not None:
+                return verdict
+        return self._decide(case, cancel)
+
+    def _decide(self, case: Case, cancel: threading.Event | None) -> Verdict:
+        """Compile `case` (up to `repeat` times) and remember the verdict."""
         try:
             for _ in range(self.repeat):  # a flaky failure counts when any of `repeat` compiles shows it
                 sig = self._signature(case, cancel)
@@ -146,7 +164,7 @@ class Oracle:
                 self.counters.invalid += 1
             verdict = Verdict(False, None, str(exc))
         with self._lock:
-            self._cache[key] = verdict
+            self._cache[case.key()] = verdict
         return verdict
 
     def outcome(self, case: Case) -> str:
@@ -198,7 +216,7 @@ class Oracle:
             if key is None or key in self._cache or key in self._prefetching:
                 return
             stop = threading.Event()
-            self._prefetching[key] = (self._pool.submit(self.verdict, case, stop), stop)
+            self._prefetching[key] = (self._pool.submit(self._decide, case, stop), stop)
 
     def _first_parallel(self, candidates: Iterator[Case]) -> Case | None:
         started: list[Case] = []
