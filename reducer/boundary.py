@@ -8,12 +8,11 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from reducer.case import Case, TensorSpec
+from reducer.case import Case
 from reducer.hybrid import parse_function
 from reducer.oracle import SAME_FAILURE, Oracle
-from reducer.passes.tensors import linked_groups
+from reducer.passes.tensors import Dim, linked_groups, with_dims
 
-Dim = tuple[int, int]  # (input index, axis)
 DEFAULT_BUDGET = 120.0
 UPPER_LIMIT = 4096  # the walk up stops here even when everything fails
 
@@ -64,13 +63,6 @@ def label(case: Case, dims: list[Dim]) -> str:
     return " = ".join(f"{names[i]}.shape[{axis}]" for i, axis in dims)
 
 
-def _with(case: Case, dims: list[Dim], value: int) -> Case:
-    shapes = [list(t.shape) for t in case.inputs]
-    for i, axis in dims:
-        shapes[i][axis] = value
-    return case.with_(inputs=tuple(TensorSpec(tuple(s), t.dtype) for s, t in zip(shapes, case.inputs, strict=True)))
-
-
 class _Prober:
     def __init__(self, oracle: Oracle, deadline: float) -> None:
         self.oracle, self.deadline = oracle, deadline
@@ -80,7 +72,7 @@ class _Prober:
             return found.tried[value]
         if time.monotonic() > self.deadline:
             return None
-        found.tried[value] = self.oracle.outcome(_with(case, found.dims, value))
+        found.tried[value] = self.oracle.outcome(with_dims(case, found.dims, value))
         return found.tried[value]
 
     def edge(self, case: Case, found: DimBoundary, failing: int, other: int) -> None:
@@ -119,7 +111,7 @@ def _dim_groups(case: Case, oracle: Oracle) -> list[list[Dim]]:
             if any((i, axis) in g for g in groups):
                 continue
             alone = [(i, axis)]
-            if oracle.verdict(_with(case, alone, value + 1)).signature is not None:
+            if oracle.verdict(with_dims(case, alone, value + 1)).signature is not None:
                 groups.append(alone)
                 continue
             same = [(j, a) for j, t in enumerate(case.inputs) for a, v in enumerate(t.shape) if v == value]
@@ -151,6 +143,6 @@ def original_shapes(original: Case, oracle: Oracle, budget: float = DEFAULT_BUDG
         for new in sorted({1, value // 2} - {value}):
             if time.monotonic() > deadline:
                 return rows
-            case = _with(original, dims, new)
+            case = with_dims(original, dims, new)
             rows.append({"inputs": [list(t.shape) for t in case.inputs], "outcome": oracle.outcome(case)})
     return rows

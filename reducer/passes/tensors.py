@@ -25,7 +25,8 @@ def smaller_values(value: int) -> list[int]:
     return sorted({v for v in steps if 1 <= v < value})
 
 
-def _with_dims(case: Case, dims: list[Dim], value: int) -> Case:
+def with_dims(case: Case, dims: list[Dim], value: int) -> Case:
+    """`case` with every dim of `dims` set to `value`."""
     shapes = [list(t.shape) for t in case.inputs]
     for i, axis in dims:
         shapes[i][axis] = value
@@ -49,7 +50,7 @@ class ShrinkLinkedDims:
         for dims in linked_groups(case):
             value = case.inputs[dims[0][0]].shape[dims[0][1]]
             for v in smaller_values(value):
-                yield _with_dims(case, dims, v)
+                yield with_dims(case, dims, v)
 
 
 class ShrinkDims:
@@ -59,7 +60,7 @@ class ShrinkDims:
         for i, t in enumerate(case.inputs):
             for axis, d in enumerate(t.shape):
                 for v in smaller_values(d):
-                    yield _with_dims(case, [(i, axis)], v)
+                    yield with_dims(case, [(i, axis)], v)
 
 
 class RemoveUnusedInputs:
