@@ -61,9 +61,13 @@ class Outcome:
     over_quota: bool = False
 
 
-def _limits() -> None:
-    # The compile dies with the thread that waits for it, even when the reducer is killed with -9.
+def die_with_parent() -> None:
+    """In a child before exec: it is killed when the thread that started it dies, even by kill -9."""
     ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+def _limits() -> None:
+    die_with_parent()
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     resource.setrlimit(resource.RLIMIT_FSIZE, (FILE_SIZE_LIMIT, FILE_SIZE_LIMIT))
 

@@ -6,7 +6,6 @@ a hang past the case's time budget or a kill costs that case only."""
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import hashlib
 import json
 import os
@@ -24,6 +23,7 @@ from reducer.errors import CompilesFine, FailsDifferently, Flaky, InputError
 from reducer.hybrid import infer_outputs
 from reducer.inputs import load_input, original_files
 from reducer.oracle import Counters
+from reducer.sandbox import die_with_parent
 from reducer.session import Events, Settings, reduce_case
 from reducer.signature import Signature, matches, signature_of
 from reducer.size import size_of
@@ -32,7 +32,6 @@ NEW, REPRODUCES, FIXED, FLAKY = "new", "reproduces", "fixed", "flaky"
 CHANGED, BROKEN, PASSES, ERROR = "no-longer-same-bug", "broken input", "passes", "error"
 FAILING = {NEW, REPRODUCES, FLAKY, CHANGED}  # statuses whose case fails tonight
 REDUCE, RECHECK = "reduce", "recheck"
-PR_SET_PDEATHSIG = 1
 
 
 def identity_hash(python: str | None, compiler: str | None) -> str:
@@ -93,10 +92,6 @@ def run_spec(spec: dict[str, Any]) -> dict[str, Any]:
     return run_case(spec)
 
 
-def _die_with_parent() -> None:
-    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-
-
 def run_isolated(spec: dict[str, Any]) -> dict[str, Any]:
     """`spec` run in a child process; a child that fails, dies or outlives `spec['case_timeout']` gives an
     error result with the end of its stderr."""
@@ -107,7 +102,7 @@ def run_isolated(spec: dict[str, Any]) -> dict[str, Any]:
         command = [sys.executable, "-m", "reducer.nightly.job", str(spec_path), str(result_path)]
         with open(Path(tmp) / "stderr", "w+") as stderr:
             proc = subprocess.Popen(
-                command, stdout=subprocess.DEVNULL, stderr=stderr, start_new_session=True, preexec_fn=_die_with_parent
+                command, stdout=subprocess.DEVNULL, stderr=stderr, start_new_session=True, preexec_fn=die_with_parent
             )
             try:
                 proc.wait(spec.get("case_timeout"))
