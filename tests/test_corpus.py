@@ -4,6 +4,7 @@ one run per OUT."""
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
@@ -54,7 +55,7 @@ def night(folder: Path, out: Path, *extra: str, env: dict[str, str] | None = Non
 
 def history(out: Path, run: int) -> dict[str, tuple[str, str, int]]:
     """case -> (action, status, compiles) in run `run`."""
-    with sqlite3.connect(out / "state.sqlite") as db:
+    with contextlib.closing(sqlite3.connect(out / "state.sqlite")) as db:  # closed now, not when collected
         rows = db.execute("SELECT slug, action, status, compiles FROM history WHERE run = ?", (run,))
         return {slug: (action, status, compiles) for slug, action, status, compiles in rows}
 
