@@ -22,8 +22,8 @@ from corpus_cases import CORPUS, crash_cases
 
 from reducer.akg import compile_case, compile_env, find_toolchain
 from reducer.case import Case, load_case
-from reducer.hybrid import infer_outputs
 from reducer.info import info_text
+from reducer.kernel import outputs_of
 from reducer.warm import WorkerPool
 
 # The in-process side: imports AKG once, then for each request line (a .info path and attrs) compiles in
@@ -73,7 +73,7 @@ def main() -> None:
         infos = {}
         for name, case in cases.items():
             infos[name] = Path(tmp) / f"{name}.info"
-            infos[name].write_text(info_text(case, infer_outputs(case)))
+            infos[name].write_text(info_text(case, outputs_of(case)))
         helper = subprocess.Popen(
             [sys.executable, "-c", IN_PROCESS, toolchain.compiler_script],
             stdin=subprocess.PIPE,
@@ -91,11 +91,11 @@ def main() -> None:
 
         try:
             for name, case in cases.items():  # warm-up: start the worker of each env, import in the helper
-                compile_case(case, infer_outputs(case), pool=pool)
+                compile_case(case, outputs_of(case), pool=pool)
                 in_process(name)
             for round_ in range(args.rounds):
                 for name, case in cases.items():
-                    outputs = infer_outputs(case)
+                    outputs = outputs_of(case)
                     ways = {
                         "cold": lambda case=case, outputs=outputs: _timed(lambda: compile_case(case, outputs)),
                         "warm": lambda case=case, outputs=outputs: _timed(

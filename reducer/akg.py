@@ -28,6 +28,11 @@ from reducer.warm import WorkerDied, WorkerPool, WorkerUnavailable
 COMPILER_SCRIPT = "_extends/parallel_compile/akg_compiler/compiler.py"
 PLUGIN_DIR = "lib/plugin/cpu"
 MISMATCH_SCRIPT = str(Path(__file__).with_name("mismatch_run.py"))
+EFFECTIVE_ATTRS_SCRIPT = str(Path(__file__).with_name("effective_attrs.py"))
+TILING_ENV = "MS_GRAPH_KERNEL_TILING"
+WHITELIST_ENV = "AKG_WHITE_LIST_PATH"
+FROZEN_TILING = "akg_reduce_frozen_tiling.json"  # an empty tiling repository, written next to the .info
+SET_BY_AKG = {"target", "process"}  # AKG sets these from the .info itself
 WORKER_ATTEMPTS = 2  # a compile whose worker died is rerun once in a fresh worker
 
 _PROBE = """
@@ -93,6 +98,30 @@ def compile_command(toolchain: Toolchain, attrs: dict[str, Any]) -> list[str]:
     return [toolchain.python, toolchain.compiler_script, "k.info", "AKG", json.dumps(attrs), "."]
 
 
+def case_env(case: Case) -> dict[str, str]:
+    """The case's environment for a compile in the sandbox. AKG reads a tiling repository only under
+    AKG_WHITE_LIST_PATH, by default the compile's working dir: in MindSpore that is the user's, in the sandbox
+    a fresh one. So a repository the case names (MS_GRAPH_KERNEL_TILING, the `repository_path` attr) has its
+    folder whitelisted, unless the case sets AKG_WHITE_LIST_PATH itself."""
+    folders = []
+    repository, repository_dir = case.env.get(TILING_ENV), case.attrs.get("repository_path")
+    if repository and repository != FROZEN_TILING:
+        folders.append(os.path.dirname(os.path.abspath(repository)))
+    if isinstance(repository_dir, str) and repository_dir:
+        folders.append(os.path.abspath(repository_dir))
+    if not folders or WHITELIST_ENV in case.env:
+        return case.env
+    return {WHITELIST_ENV: os.path.commonpath(folders), **case.env}
+
+
+def kernel_files(case: Case, outputs: tuple[TensorSpec, ...]) -> dict[str, str]:
+    """What the compile dir holds: the kernel's `.info`, and the empty tiling repository a frozen graph uses."""
+    files = {"k.info": info_text(case, outputs)}
+    if case.env.get(TILING_ENV) == FROZEN_TILING:
+        files[FROZEN_TILING] = "{}"
+    return files
+
+
 def compile_case(
     case: Case,
     outputs: tuple[TensorSpec, ...],
@@ -105,13 +134,13 @@ def compile_case(
     `pool` when given (a worker that dies mid-compile is replaced and the compile rerun), else cold.
     Setting `cancel` stops it (CompileCancelled)."""
     toolchain = find_toolchain(case.python, case.compiler)
-    env = compile_env(toolchain, case.env, dump_ir)
+    env = compile_env(toolchain, case_env(case), dump_ir)
     if case.mismatch is not None:  # compiled and run inside MindSpore: always a fresh process
         files = {"spec.json": json.dumps(mismatch_spec(case))}
         return run_sandboxed([toolchain.python, MISMATCH_SCRIPT, "spec.json"], files, env, case.time_limit,
                              case.memory, collect, cancel)  # fmt: skip
     command = compile_command(toolchain, case.attrs)
-    files = {"k.info": info_text(case, outputs)}
+    files = kernel_files(case, outputs)
     if pool is not None:
         key = pool.key(toolchain.python, toolchain.compiler_script, env)
         for _ in range(WORKER_ATTEMPTS):
@@ -126,6 +155,26 @@ def compile_case(
             except WorkerDied:
                 continue
     return run_sandboxed(command, files, env, case.time_limit, case.memory, collect, cancel)
+
+
+def freeze_attrs(case: Case) -> Case:
+    """A fused graph with the attrs AKG really compiles it with (its tiling repository and its own additions
+    merged in, see effective_attrs.py) and an empty tiling repository, so that shrinking the graph cannot
+    silently change them; only the attr and env passes may remove them. `case` itself when it is not a graph,
+    AKG splits it into several segments, or the compiler is not MindSpore's."""
+    if case.graph is None:
+        return case
+    toolchain = find_toolchain(case.python, case.compiler)
+    command = [toolchain.python, EFFECTIVE_ATTRS_SCRIPT, toolchain.compiler_script, "k.info", json.dumps(case.attrs)]
+    outcome = run_sandboxed(command, kernel_files(case, ()), compile_env(toolchain, case_env(case)), 300, case.memory)
+    try:
+        segments = json.loads(outcome.output.strip().splitlines()[-1])["segments"]
+    except (ValueError, IndexError, KeyError, TypeError):
+        return case
+    if outcome.returncode != 0 or len(segments) != 1:
+        return case
+    attrs = {k: v for k, v in segments[0].items() if k not in SET_BY_AKG}
+    return case.with_(attrs=attrs, env={**case.env, TILING_ENV: FROZEN_TILING})
 
 
 def mismatch_spec(case: Case) -> dict[str, Any]:

@@ -9,9 +9,16 @@ import time
 from dataclasses import dataclass, field
 
 from reducer.case import Case
-from reducer.hybrid import parse_function
+from reducer.kernel import graph_with_dims, input_names
 from reducer.oracle import SAME_FAILURE, Oracle
-from reducer.passes.tensors import Dim, linked_groups, with_dims
+from reducer.passes.tensors import Dim, linked_groups
+from reducer.passes.tensors import with_dims as input_dims_set
+
+
+def with_dims(case: Case, dims: list[Dim], value: int) -> Case:
+    """`case` with the input dims `dims` set to `value` (through the whole graph for a fused graph)."""
+    return input_dims_set(case, dims, value) if case.graph is None else graph_with_dims(case, dims, value)
+
 
 DEFAULT_BUDGET = 120.0
 UPPER_LIMIT = 4096  # the walk up stops here even when everything fails
@@ -58,8 +65,8 @@ class DimBoundary:
 
 
 def label(case: Case, dims: list[Dim]) -> str:
-    """'a.shape[1] = b.shape[0]', named by the kernel's parameters."""
-    names = [arg.arg for arg in parse_function(case.source).args.args]
+    """'a.shape[1] = b.shape[0]', named by the kernel's parameters (a graph's input tensor names)."""
+    names = input_names(case)
     return " = ".join(f"{names[i]}.shape[{axis}]" for i, axis in dims)
 
 

@@ -20,7 +20,8 @@ from typing import Any
 
 import jinja2
 
-from reducer.akg import MISMATCH_SCRIPT, Toolchain, host_facts, mismatch_spec
+from reducer import graph as graphs
+from reducer.akg import FROZEN_TILING, MISMATCH_SCRIPT, TILING_ENV, Toolchain, host_facts, mismatch_spec
 from reducer.case import Case, Expectation, case_to_yaml
 from reducer.diagnosis import Diagnosis
 from reducer.errors import InputError
@@ -107,6 +108,12 @@ def _mismatch_repro(case: Case) -> str:
     return runner.replace("EMBEDDED_SPEC = None  # repro.py sets the spec here", f"EMBEDDED_SPEC = {spec}", 1)
 
 
+def _kernel_kind(case: Case) -> str:
+    if case.graph is not None:
+        return f"fused graph kernel of {len(graphs.loads(case.graph)['op_desc'])} ops (MindSpore graph-kernel fusion)"
+    return "Hybrid DSL kernel (Custom op, func_type='hybrid')"
+
+
 def _files(b: BundleInput, redact: Redactor) -> dict[str, str]:
     reduced = b.reduced.with_(env=redact.env(b.reduced.env))
     info = build_info(reduced, b.outputs)
@@ -118,8 +125,9 @@ def _files(b: BundleInput, redact: Redactor) -> dict[str, str]:
         "hardware": b.reduced.target.upper() if b.reduced.target == "cpu" else b.reduced.target,
         "env": env_facts,
         "target": b.reduced.target,
-        "kernel_kind": "Hybrid DSL kernel (Custom op, func_type='hybrid')",
-        "function": b.reduced.function,
+        "kernel_kind": _kernel_kind(reduced),
+        "function": b.reduced.function or info.get("op", ""),
+        "graph_text": graphs.describe(info) if reduced.graph is not None else "",
         "inputs": b.reduced.inputs,
         "inputs_text": ", ".join(f"{list(t.shape)} {t.dtype}" for t in b.reduced.inputs),
         "signature": b.signature,
@@ -144,9 +152,10 @@ def _files(b: BundleInput, redact: Redactor) -> dict[str, str]:
             "repro.py.j2",
             name=b.reduced.name,
             mindspore=env_facts["mindspore"],
-            info_json=json.dumps(info, indent=4).replace("true", "True").replace("false", "False"),
+            info_json=pprint.pformat(info, sort_dicts=False, width=110),
             attrs_json=repr(reduced.attrs),
             env_json=repr(reduced.env),
+            files_json=repr({FROZEN_TILING: "{}"} if reduced.env.get(TILING_ENV) == FROZEN_TILING else {}),
             kind=b.signature.kind,
             message_regex=message_regex(b.signature.message),
             where=where,
@@ -165,12 +174,13 @@ def _files(b: BundleInput, redact: Redactor) -> dict[str, str]:
         "diagnosis": b.diagnosis.to_dict() if b.diagnosis else None,
     }
     env_json = {**env_facts, "compile_env": reduced.env, "attrs": reduced.attrs, "target": reduced.target}
+    kernel_file = "kernel.info" if reduced.graph is not None else "kernel.py"
     files = {
         "ISSUE.md": _render("issue.md.j2", **context),
         "repro.py": repro,
-        "kernel.py": reduced.source,
+        **({} if reduced.graph is not None else {"kernel.py": reduced.source}),
         "kernel.info": json.dumps(info, indent=4),
-        "crash.yaml": case_to_yaml(reduced, "kernel.py", b.expectation),
+        "crash.yaml": case_to_yaml(reduced, kernel_file, b.expectation),
         "compile.log": b.log,
         "env.json": json.dumps(env_json, indent=2),
         "reduction.json": json.dumps(reduction, indent=2, default=str),

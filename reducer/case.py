@@ -68,7 +68,8 @@ class Mismatch:
 
 @dataclass(frozen=True)
 class Case:
-    """One compile problem: a Hybrid DSL function, its inputs, attrs, env and how to run the compiler."""
+    """One compile problem: a Hybrid DSL function or a fused graph, its inputs, attrs, env and how to run
+    the compiler."""
 
     name: str
     source: str
@@ -83,6 +84,11 @@ class Case:
     memory: int = 4096
     expect: Expectation | None = None
     mismatch: Mismatch | None = None  # a wrong-result case: what "compiling" it means is running it
+    graph: str | None = None  # a fused graph (the .info JSON); then source and function are empty
+
+    @property
+    def kind(self) -> str:
+        return "graph" if self.graph is not None else "hybrid"
 
     @property
     def time_limit(self) -> float:
@@ -95,6 +101,7 @@ class Case:
     def content(self) -> dict[str, Any]:
         """What the compiler sees: the key of the cache and of 'same candidate'."""
         return {
+            **({"graph": self.graph} if self.graph is not None else {}),
             "source": self.source,
             "function": self.function,
             "inputs": [t.to_dict() for t in self.inputs],
@@ -155,7 +162,7 @@ class _CrashModel(BaseModel):
     name: str | None = None
     kernel: str
     function: str | None = None
-    inputs: list[_TensorModel] = Field(min_length=1)
+    inputs: list[_TensorModel] | None = Field(default=None, min_length=1)
     attrs: dict[str, Any] = Field(default_factory=dict)
     env: dict[str, str | int | float | bool] = Field(default_factory=dict)
     target: Literal["cpu", "cuda", "aicore"] = "cpu"
@@ -242,6 +249,59 @@ def load_case(path: Path) -> Case:
         model = _CrashModel.model_validate(data)
     except ValidationError as err:
         raise InputError(f"{path}: {_first_error(err)}") from None
+    if model.kernel.endswith(".info") and "\n" not in model.kernel:
+        base = _info_kernel(path, model)
+    elif model.inputs is None:
+        raise InputError(f"{path}: field 'inputs': required for a Python kernel")
+    else:
+        base = _python_kernel(path, model)
+    expect = mismatch = None
+    if model.expect is not None:
+        expect = Expectation(model.expect.kind, model.expect.message, model.expect.where)
+        if model.expect.kind == "mismatch":
+            if base.graph is not None:
+                raise InputError(f"{path}: field 'expect.kind': wrong-result checks run Hybrid DSL kernels only")
+            against = model.expect.against
+            mismatch = Mismatch(
+                model.expect.tolerance or DEFAULT_TOLERANCE,
+                json.dumps(against.attrs, sort_keys=True) if against else None,
+            )
+    compiler = str((path.parent / model.compiler).resolve()) if model.compiler else None
+    return base.with_(
+        name=model.name or (path.parent.name if path.stem == "crash" else path.stem),
+        attrs=dict(model.attrs),
+        env={k: _env_text(v) for k, v in model.env.items()},
+        python=model.python,
+        compiler=compiler,
+        timeout=model.timeout,
+        memory=model.memory,
+        expect=expect,
+        mismatch=mismatch,
+    )
+
+
+def _info_kernel(path: Path, model: _CrashModel) -> Case:
+    """The kernel of a crash.yaml whose `kernel` is a `.info` file; its inputs come from the file."""
+    from reducer.info import case_from_info  # info.py builds on this module
+
+    kernel_path = (path.parent / model.kernel).resolve()
+    try:
+        text = kernel_path.read_text(encoding="utf-8")
+    except (FileNotFoundError, IsADirectoryError):
+        raise InputError(f"{path}: field 'kernel': file {model.kernel} not found") from None
+    except UnicodeDecodeError:
+        raise InputError(f"{path}: field 'kernel': {model.kernel} is not UTF-8 text") from None
+    case = case_from_info(kernel_path, text)
+    if model.target != case.target:
+        raise InputError(f"{path}: field 'target': {model.target}, but {model.kernel} is for {case.target}")
+    listed = tuple(TensorSpec(tuple(t.shape), t.dtype) for t in model.inputs or [])
+    if listed and listed != case.inputs:
+        raise InputError(f"{path}: field 'inputs': differs from the inputs in {model.kernel} (leave it out)")
+    return case
+
+
+def _python_kernel(path: Path, model: _CrashModel) -> Case:
+    assert model.inputs is not None
     if "def " in model.kernel and "\n" in model.kernel:
         text, origin = model.kernel, f"{path} (inline kernel)"
     else:
@@ -259,30 +319,12 @@ def load_case(path: Path) -> Case:
         raise InputError(
             f"{path}: field 'inputs': {function} takes {len(params)} inputs, {len(model.inputs)} are listed"
         )
-    expect = mismatch = None
-    if model.expect is not None:
-        expect = Expectation(model.expect.kind, model.expect.message, model.expect.where)
-        if model.expect.kind == "mismatch":
-            against = model.expect.against
-            mismatch = Mismatch(
-                model.expect.tolerance or DEFAULT_TOLERANCE,
-                json.dumps(against.attrs, sort_keys=True) if against else None,
-            )
-    compiler = str((path.parent / model.compiler).resolve()) if model.compiler else None
     return Case(
-        name=model.name or (path.parent.name if path.stem == "crash" else path.stem),
+        name="",
         source=source,
         function=function,
         inputs=tuple(TensorSpec(tuple(t.shape), t.dtype) for t in model.inputs),
-        attrs=dict(model.attrs),
-        env={k: _env_text(v) for k, v in model.env.items()},
         target=model.target,
-        python=model.python,
-        compiler=compiler,
-        timeout=model.timeout,
-        memory=model.memory,
-        expect=expect,
-        mismatch=mismatch,
     )
 
 
@@ -299,12 +341,13 @@ def _parameters(source: str) -> list[str]:
 
 
 def case_to_yaml(case: Case, kernel_file: str, expect: Expectation | None) -> str:
-    """A replayable crash.yaml for `case`, its kernel stored next to it as `kernel_file`."""
-    data: dict[str, Any] = {
-        "name": case.name,
-        "kernel": kernel_file,
-        "function": case.function,
-        "inputs": [{"shape": list(t.shape), "dtype": t.dtype} for t in case.inputs],
+    """A replayable crash.yaml for `case`, its kernel stored next to it as `kernel_file` (a `.info` file
+    for a fused graph, which holds the inputs itself)."""
+    data: dict[str, Any] = {"name": case.name, "kernel": kernel_file}
+    if case.graph is None:
+        data["function"] = case.function
+        data["inputs"] = [{"shape": list(t.shape), "dtype": t.dtype} for t in case.inputs]
+    data |= {
         "attrs": case.attrs,
         "env": case.env,
         "target": case.target,

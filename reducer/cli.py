@@ -23,11 +23,12 @@ from reducer.inputs import load_input, original_files
 from reducer.nightly.run import NightOptions, run_night
 from reducer.oracle import Counters
 from reducer.session import Events, Settings, original_signature, reduce_case
-from reducer.size import size_of
+from reducer.size import Size, size_of
 
 EXIT_BAD_INPUT = 2
 EXIT_NOT_FAILING = 3
 EXIT_INTERRUPTED = 130
+ATTRS_HELP = "build attrs as JSON (replaces the file's), e.g. from MindSpore's 'Compile error ... build attrs:'"
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
 err = Console(stderr=True, highlight=False, markup=False, soft_wrap=True)
@@ -54,7 +55,7 @@ class _Progress:
 
     def _status(self, name: str, case: Case) -> None:
         self.status.update(
-            f"pass {name}: best {size_of(case).tokens} tokens, {self.counters.compiles} compiles, "
+            f"pass {name}: best {_amount(size_of(case), case)}, {self.counters.compiles} compiles, "
             f"{self.counters.invalid} rejected, {time.monotonic() - self.start:.0f} s"
         )
 
@@ -66,12 +67,21 @@ class _Progress:
 
     def on_improve(self, name: str, case: Case) -> None:
         s = size_of(case)
+        count = (
+            f"ops {s.ops:>3}/{self.original.ops}"
+            if case.graph is not None
+            else f"tokens {s.tokens:>4}/{self.original.tokens}"
+        )
         err.print(
-            f"[{time.monotonic() - self.start:6.1f}s] {name:<13} tokens {s.tokens:>4}/{self.original.tokens}"
+            f"[{time.monotonic() - self.start:6.1f}s] {name:<13} {count}"
             f"  statements {s.statements:>3}  volume {s.volume:>8}  attrs {s.attrs}  env {s.env}"
             f"  | compiles {self.counters.compiles}  rejected {self.counters.invalid}",
         )
         self._status(name, case)
+
+
+def _amount(size: Size, case: Case) -> str:
+    return f"{size.ops} ops" if case.graph is not None else f"{size.tokens} tokens"
 
 
 def _interrupt(signum: int, frame: object) -> None:
@@ -98,11 +108,12 @@ def run(
     diagnosis_budget: Annotated[
         float, typer.Option("--diagnosis-budget", min=1, help="seconds for workarounds and the shape boundary")
     ] = DEFAULT_BUDGET,
+    attrs: Annotated[str | None, typer.Option("--attrs", help=ATTRS_HELP)] = None,
 ) -> None:
     """Reduce CRASH to the smallest case that fails the same way and write OUT/<name>/ + .tar.gz."""
     signal.signal(signal.SIGTERM, _interrupt)
     try:
-        case = load_input(crash, timeout)
+        case = load_input(crash, timeout, attrs)
         files = original_files(crash)
         progress = _Progress(case)
         events = Events(progress.on_pass, progress.on_improve, progress.stage, progress.on_oracle)
@@ -123,10 +134,13 @@ def run(
 
 
 @app.command("check")
-def check(crash: Annotated[Path, typer.Argument(help="crash.yaml (or .info) to compile once")]) -> None:
+def check(
+    crash: Annotated[Path, typer.Argument(help="crash.yaml (or .info) to compile once")],
+    attrs: Annotated[str | None, typer.Option("--attrs", help=ATTRS_HELP)] = None,
+) -> None:
     """Compile CRASH once and print its failure signature (exit 3 if it does not fail as expected)."""
     try:
-        case = load_input(crash)
+        case = load_input(crash, attrs=attrs)
         sig = original_signature(case, runs=1).signature
     except InputError as exc:
         raise _fail(EXIT_BAD_INPUT, str(exc)) from None

@@ -20,3 +20,7 @@ class FailsDifferently(NotFailingError):
 
 class Flaky(NotFailingError):
     """The failure shows in some runs only (of the original, or of the reduced case when confirming)."""
+
+
+class InvalidKernel(Exception):
+    """The candidate is not a kernel MindSpore would hand to AKG; it is rejected without a compile."""

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from reducer.case import Case, TensorSpec
+from reducer.errors import InvalidKernel
 
 
 def _allocate(shape: Any, dtype: str = "float32", scope: str = "global", *, fill: float = 0.0) -> np.ndarray:
@@ -88,10 +89,6 @@ CPU_UNSUPPORTED = {"atan2", "expm1", "float16"}
 # A full Python run of a kernel on zero inputs checks indices too; past this many executed lines it is
 # cut short and only the output shapes (from a run with empty loops) are used.
 LINE_BUDGET = 200_000
-
-
-class InvalidKernel(Exception):
-    """The candidate is not a kernel MindSpore would hand to AKG; it is rejected without a compile."""
 
 
 def parse_function(source: str) -> ast.FunctionDef:

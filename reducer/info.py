@@ -9,8 +9,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+from reducer import graph as graphs
 from reducer.case import DTYPES, Case, TensorSpec, function_source
-from reducer.errors import InputError
+from reducer.errors import InputError, InvalidKernel
 
 TARGET_INFO = {
     "cpu": {"arch": "x86_64", "cpu": "core-avx2", "feature": "avx", "system": "linux"},
@@ -49,7 +50,9 @@ def kernel_name(case: Case) -> str:
 
 
 def build_info(case: Case, outputs: tuple[TensorSpec, ...]) -> dict[str, Any]:
-    """The `.info` dict for `case` whose inferred outputs are `outputs`."""
+    """The `.info` dict for `case` whose inferred outputs are `outputs`; a fused graph is its own `.info`."""
+    if case.graph is not None:
+        return graphs.loads(case.graph)
     source_hash = hashlib.sha256(case.source.encode()).hexdigest()
     attrs = [
         _attr("multi_output", "bool", len(outputs) > 1),
@@ -121,9 +124,29 @@ def _input_spec(desc: Any, index: int, origin: str) -> TensorSpec:
     return TensorSpec(tuple(shape), dtype)
 
 
+def _graph_case(path: Path, info: dict[str, Any]) -> Case:
+    """The Case of a fused graph `.info`, its recorded shapes checked against what its inputs give."""
+    origin = str(path)
+    graph = graphs.check_structure(info, origin)
+    try:
+        wrong = graphs.mismatches(graph)
+    except InvalidKernel as exc:
+        raise InputError(f"{origin}: not a valid fused graph: {exc}") from None
+    if wrong:
+        raise InputError(f"{origin}: field 'op_desc': {wrong[0]}")
+    return Case(
+        name=path.stem,
+        source="",
+        function="",
+        inputs=tuple(TensorSpec(tuple(t["shape"]), t["data_type"]) for t in graphs.graph_inputs(graph)),
+        target=str(info["process"]),
+        graph=graphs.dumps(graph),
+    )
+
+
 def case_from_info(path: Path, text: str) -> Case:
-    """The Case of a Custom hybrid `.info` (kernel source in `func_source_str`); other `.info` files are
-    InputErrors that say what they are."""
+    """The Case of a `.info` as MindSpore writes it: a fused graph, or a Custom hybrid op (Hybrid DSL
+    source in `func_source_str`)."""
     origin = str(path)
     try:
         info = json.loads(text)
@@ -132,14 +155,15 @@ def case_from_info(path: Path, text: str) -> Case:
     if not isinstance(info, dict):
         raise InputError(f"{origin}: expected a JSON object (an AKG kernel .info)")
     ops = _field(info, "op_desc", origin)
-    if not isinstance(ops, list) or not all(isinstance(op, dict) for op in ops):
-        raise InputError(f"{origin}: field 'op_desc': expected a list of ops")
-    attrs = {a.get("name"): a.get("value") for a in ops[0].get("attr") or [] if isinstance(a, dict)} if ops else {}
-    if len(ops) != 1 or ops[0].get("name") != "Custom" or attrs.get("func_type") != "hybrid":
-        names = ", ".join(sorted({str(op.get("name")) for op in ops}))
+    if not isinstance(ops, list) or not ops or not all(isinstance(op, dict) for op in ops):
+        raise InputError(f"{origin}: field 'op_desc': expected a non-empty list of ops")
+    if graphs.is_graph(info):
+        return _graph_case(path, info)
+    attrs = {a.get("name"): a.get("value") for a in ops[0].get("attr") or [] if isinstance(a, dict)}
+    if attrs.get("func_type") != "hybrid":
         raise InputError(
-            f"{origin}: a fused graph of {len(ops)} ops ({names}); only Custom hybrid .info files "
-            "(Hybrid DSL source in func_source_str) can be reduced"
+            f"{origin}: field 'op_desc.0.attr': a Custom op of func_type {attrs.get('func_type')!r}; "
+            "only func_type 'hybrid' (Hybrid DSL source in func_source_str) can be reduced"
         )
     source = attrs.get("func_source_str")
     if not isinstance(source, str) or "def " not in source:

@@ -3,12 +3,14 @@ a crash.yaml (with its kernel file), or a bare `.info` kernel JSON as MindSpore 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 from reducer.case import Case, load_case, load_yaml
-from reducer.errors import InputError
-from reducer.hybrid import InvalidKernel, infer_outputs
+from reducer.errors import InputError, InvalidKernel
 from reducer.info import case_from_info
+from reducer.kernel import outputs_of
 
 
 def _read(path: Path) -> str:
@@ -33,11 +35,26 @@ def original_files(path: Path) -> dict[str, str]:
     return files
 
 
-def load_input(path: Path, timeout: float | None = None) -> Case:
-    """A valid case from crash.yaml or a `.info`, its kernel valid Hybrid DSL, else an InputError."""
-    case = case_from_info(path, _read(path)) if path.suffix == ".info" else load_case(path)
+def parse_attrs(text: str) -> dict[str, Any]:
+    """The `--attrs` option: the build attrs as JSON, as MindSpore's compile error prints them."""
     try:
-        infer_outputs(case)
+        attrs = json.loads(text)
+    except ValueError as exc:
+        raise InputError(f"option '--attrs': not JSON ({exc})") from None
+    if not isinstance(attrs, dict):
+        raise InputError(f"option '--attrs': expected a JSON object of build attrs, got {text!r}")
+    return attrs
+
+
+def load_input(path: Path, timeout: float | None = None, attrs: str | None = None) -> Case:
+    """A valid case from crash.yaml or a `.info` (its kernel a valid fused graph or Hybrid DSL), with the
+    build attrs of `--attrs` when given, else an InputError."""
+    case = case_from_info(path, _read(path)) if path.suffix == ".info" else load_case(path)
+    if attrs is not None:
+        case = case.with_(attrs=parse_attrs(attrs))
+    try:
+        outputs_of(case)
     except InvalidKernel as exc:
-        raise InputError(f"{path}: field 'kernel': not a valid Hybrid DSL kernel: {exc}") from None
+        kind = "fused graph" if case.graph is not None else "Hybrid DSL kernel"
+        raise InputError(f"{path}: field 'kernel': not a valid {kind}: {exc}") from None
     return case.with_(timeout=timeout) if timeout else case

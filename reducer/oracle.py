@@ -14,7 +14,8 @@ from typing import Protocol
 from reducer.akg import cache_key, compile_case
 from reducer.cache import CompileCache
 from reducer.case import Case, Expectation, TensorSpec
-from reducer.hybrid import InvalidKernel, infer_outputs
+from reducer.errors import InvalidKernel
+from reducer.kernel import outputs_of
 from reducer.sandbox import CompileCancelled, Outcome, cancel_all
 from reducer.signature import Signature, matches, signature_of
 
@@ -92,7 +93,7 @@ class Oracle:
 
     def run(self, case: Case) -> tuple[Signature, Outcome]:
         """Compile `case` (valid or not) and classify it; counted, never answered from a cache."""
-        return self._run(case, infer_outputs(case))
+        return self._run(case, outputs_of(case))
 
     def _run(
         self, case: Case, outputs: tuple[TensorSpec, ...], cancel: threading.Event | None = None
@@ -109,7 +110,7 @@ class Oracle:
 
     def _signature(self, case: Case, cancel: threading.Event | None) -> Signature:
         """From the persistent cache when it knows this exact compile, else compiled (and stored)."""
-        outputs = infer_outputs(case)
+        outputs = outputs_of(case)
         if self._stored is None:
             return self._run(case, outputs, cancel)[0]
         key = cache_key(case, outputs)

@@ -16,14 +16,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from reducer.akg import compile_case, find_toolchain
+from reducer.akg import compile_case, find_toolchain, freeze_attrs
 from reducer.bundle import BundleInput, refuse_foreign, write_bundle
 from reducer.cache import CompileCache
 from reducer.case import Case, Expectation, TensorSpec
 from reducer.diagnosis import DEFAULT_BUDGET, Diagnosis, diagnose
-from reducer.errors import CompilesFine, FailsDifferently, Flaky, NotFailingError
-from reducer.hybrid import InvalidKernel, infer_outputs
+from reducer.errors import CompilesFine, FailsDifferently, Flaky, InvalidKernel, NotFailingError
+from reducer.kernel import outputs_of
 from reducer.oracle import Compiler, Counters, Oracle
+from reducer.passes import schedule_for
 from reducer.sandbox import Outcome, allow_compiles, cancel_all, sweep_orphans
 from reducer.search import Reduction
 from reducer.signature import Signature, matches, signature_of
@@ -99,9 +100,9 @@ def original_signature(
     """Run the original `runs` times; it must fail, as `expect` says when given, and every time unless
     `repeat` > 1 accepts a flaky failure."""
     try:
-        infer_outputs(case)
+        outputs_of(case)
     except InvalidKernel as exc:
-        raise NotFailingError(f"the original kernel is not valid Hybrid DSL: {exc}") from None
+        raise NotFailingError(f"the original kernel is not valid: {exc}") from None
     with Oracle(case.expect or Expectation("error"), jobs, compiler, counters=counters) as probe:
         results = probe.run_many(case, runs)
     signatures = [sig for sig, _ in results]
@@ -155,6 +156,7 @@ class Checkpoint:
             return None
         best = data["best"]
         return original.with_(
+            graph=best.get("graph"),
             source=best["source"],
             inputs=tuple(TensorSpec(tuple(t["shape"]), t["dtype"]) for t in best["inputs"]),
             attrs=best["attrs"],
@@ -226,13 +228,16 @@ def _reduce(
     toolchain = find_toolchain(case.python, case.compiler)
     counters = Counters()  # every compile of this reduction: probes, search, confirmation, IR dump
     events.on_oracle(counters)
+    if case.graph is not None:
+        events.on_stage("freezing the attrs AKG uses for the graph")
+    frozen = freeze_attrs(case)
     events.on_stage("running the original")
-    original = original_signature(case, PROBE_RUNS * repeat, settings.jobs, repeat, compiler, counters)
+    original = original_signature(frozen, PROBE_RUNS * repeat, settings.jobs, repeat, compiler, counters)
     timeout = adaptive_timeout(case, original)
     expectation = original.signature.expectation()
     with Oracle(expectation, settings.jobs, compiler, repeat, cache, counters) as oracle:
         checkpoint = Checkpoint(out_dir, case)
-        searched = start = case.with_(timeout=timeout)  # the original, with the search's compile timeout
+        searched = start = frozen.with_(timeout=timeout)  # the original, with the search's compile timeout
         resumed = checkpoint.load(start)
         if resumed is not None and oracle.interesting(resumed):
             events.on_stage("resuming from the checkpoint")
@@ -244,7 +249,7 @@ def _reduce(
             checkpoint.save(best)
             events.on_improve(name, best)
 
-        search = Reduction(start, oracle, on_improve=improved, on_pass=events.on_pass)
+        search = Reduction(start, oracle, schedule_for(start), on_improve=improved, on_pass=events.on_pass)
         try:
             best = search.run()
         except KeyboardInterrupt:
@@ -254,7 +259,7 @@ def _reduce(
         # The bundle replays with the user's limit (or the default), not the one chosen for the search.
         best = best.with_(timeout=case.timeout)
         events.on_stage("confirming the result")
-        outputs = infer_outputs(best)
+        outputs = outputs_of(best)
         with tempfile.TemporaryDirectory(prefix="akg-reduce-ir-") as ir_tmp, ThreadPoolExecutor(1) as side:
             ir_dir = Path(ir_tmp)
             # The IR dump compiles cold, as repro.py does: the bundle's log is what a maintainer will see.

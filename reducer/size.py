@@ -1,6 +1,9 @@
 """The one definition of how big a Case is, used by the search (accept only smaller), the bundle and the
-benchmarks. Sizes compare as tuples: tokens first, then statements, inputs, shape volume, attrs, env,
-the magnitude of literals, the text of attr and env values, and how unusual the dtypes are."""
+benchmarks. Sizes compare as tuples: ops first (a fused graph's op count; 1 for a Hybrid DSL kernel), then
+tokens (of the kernel source; of a graph, the tensors its ops read), statements (a graph's op attrs, flags set
+counting twice), inputs,
+shape volume (of the inputs; of a graph, of every tensor), attrs, env, the magnitude of literals (a graph's
+constant operands), the text of attr and env values, and how unusual the dtypes are."""
 
 from __future__ import annotations
 
@@ -11,6 +14,7 @@ import math
 import tokenize
 from typing import NamedTuple
 
+from reducer import graph as graphs
 from reducer.case import Case
 
 _SKIP_TOKENS = {
@@ -27,6 +31,7 @@ DTYPE_RANK = {"float32": 0, "int32": 1, "float16": 2, "int64": 2, "float64": 3}
 
 
 class Size(NamedTuple):
+    ops: int
     tokens: int
     statements: int
     inputs: int
@@ -57,9 +62,45 @@ def _literal_weight(tree: ast.AST) -> int:
     return total
 
 
+def _constant_weight(values: list[object]) -> int:
+    """Scalars by magnitude; lists (axes, perms, shapes) by how far each entry is from its position, so an
+    identity perm or a leading axis weighs least."""
+    total = 0
+    for value in values:
+        for i, v in enumerate(value) if isinstance(value, list) else [(0, value)]:
+            if isinstance(v, (int, float)) and math.isfinite(v):
+                total += min(abs(int(v) - i), 10**9)
+    return total
+
+
+def graph_size(case: Case) -> Size:
+    assert case.graph is not None
+    graph = graphs.loads(case.graph)
+    ops = graph["op_desc"]
+    reads = [t for op in ops for t in graphs.op_inputs(op)]
+    tensors = graphs.graph_inputs(graph) + [t for op in ops for t in op["output_desc"]]
+    return Size(
+        ops=len(ops),
+        tokens=len(reads),
+        statements=sum(
+            len(op.get("attr") or []) + sum(a.get("value") is True for a in op.get("attr") or []) for op in ops
+        ),
+        inputs=len(case.inputs),
+        volume=sum(math.prod(t["shape"]) for t in tensors),
+        attrs=len(case.attrs),
+        env=len(case.env),
+        literals=_constant_weight([t["value"] for t in reads if graphs.is_constant(t)]),
+        config_chars=len(json.dumps(case.attrs, default=str)) + len(json.dumps(case.env)),
+        dtypes=sum(DTYPE_RANK.get(t["data_type"], 4) for t in tensors),
+    )
+
+
 def size_of(case: Case) -> Size:
+    if case.graph is not None:
+        return graph_size(case)
     tree = ast.parse(case.source)
     return Size(
+        ops=1,
         tokens=count_tokens(case.source),
         statements=sum(1 for n in ast.walk(tree) if isinstance(n, ast.stmt)),
         inputs=len(case.inputs),

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from reducer.case import Case, TensorSpec
 from reducer.hybrid import loop_nest_extents
+from reducer.kernel import as_float32
 from reducer.oracle import PASSES, Oracle
 
 DEFAULT_BUDGET = 120.0  # seconds for all tries
@@ -37,7 +38,7 @@ def _dim(tile: Callable[[int], int]) -> Callable[[Case], Case | None]:
     """Manual tiling of the deepest loop nest: AKG's `dim` attr, one `band axis tile 1` group per loop."""
 
     def apply(case: Case) -> Case | None:
-        extents = loop_nest_extents(case)
+        extents = loop_nest_extents(case) if case.graph is None else None
         if not extents:
             return None
         dim = " ".join(f"0 {axis} {tile(extent)} 1" for axis, extent in enumerate(extents))
@@ -51,15 +52,6 @@ def _attr(name: str, value: object) -> Callable[[Case], Case | None]:
         return None if case.attrs.get(name) == value else case.with_(attrs={**case.attrs, name: value})
 
     return apply
-
-
-def _float32(case: Case) -> Case | None:
-    if not any(t.dtype in {"float16", "float64"} for t in case.inputs):
-        return None
-    inputs = tuple(
-        TensorSpec(t.shape, "float32" if t.dtype in {"float16", "float64"} else t.dtype) for t in case.inputs
-    )
-    return case.with_(inputs=inputs)
 
 
 def _without(name: str) -> Callable[[Case], Case | None]:
@@ -78,7 +70,7 @@ PERTURBATIONS = [
     Perturbation("auto-fuse off", "`enable_auto_fuse: false`", _attr("enable_auto_fuse", False)),
     Perturbation("vectorisation off", "`enable_vectorization: false`", _attr("enable_vectorization", False)),
     Perturbation("common subexpression elimination off", "`disable_cse: true`", _attr("disable_cse", True)),
-    Perturbation("float32 instead of float16/float64", "inputs in float32", _float32),
+    Perturbation("float32 instead of float16/float64", "inputs in float32", as_float32),
 ]  # fmt: skip
 
 

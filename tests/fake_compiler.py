@@ -6,6 +6,9 @@ input dimension >= 3 -> an AKG-style `Check failed` in fake_tiling.cc. With attr
 does not fire, so a test can make the failure depend on an attr; nor with {"enable_vectorization": false}
 (a workaround to find).
 Bug B (a different bug a reduction must not slip to): no multiplication left and an attr named "trap".
+Bug G (fused graphs): a ReduceMax and a Transpose reading the same tensor, with some graph input dim >= 4
+-> `Check failed` in fake_band.cc. Bug H (the different one): a Transpose without a ReduceMax and an attr
+named "trap".
 FAKE_COMPILER_SLEEP in the environment makes every compile take that many seconds; with
 FAKE_COMPILER_FLAKY=p a compile passes with probability p whatever the kernel; with
 FAKE_COMPILER_HANG_WITHOUT=name a compile whose attrs lack `name` hangs.
@@ -38,6 +41,8 @@ def main() -> int:
     hang_without = os.environ.get("FAKE_COMPILER_HANG_WITHOUT")
     if hang_without and hang_without not in attrs:
         time.sleep(3600)
+    if info["op_desc"][0]["name"] != "Custom":
+        return _graph_bugs(info, attrs)
     op = info["op_desc"][0]
     source = next(a["value"] for a in op["attr"] if a["name"] == "func_source_str")
     dims = [d for desc in info["input_desc"] for d in desc[0]["shape"]]
@@ -53,6 +58,20 @@ def main() -> int:
         print("  [bt] (1) /x/libakg.so(akg::ir::poly::SpaceAnalyzer::MarkGemmAxes()+0x12) [0x7f3]")
         return 1
     if not any(mul for _, mul in stores) and "trap" in attrs:
+        print("[ERROR] AKG:2026-01-01-00:00:00.000.000 [other_pass.cc:7] [pass] Check failed: other bug")
+        return 1
+    return 0
+
+
+def _graph_bugs(info: dict, attrs: dict) -> int:
+    def reads(name: str) -> set:
+        return {d[0]["tensor_name"] for op in info["op_desc"] if op["name"] == name for d in op["input_desc"][:1]}
+
+    dims = [d for desc in info["input_desc"] for d in desc[0]["shape"]]
+    if reads("ReduceMax") & reads("Transpose") and max(dims, default=0) >= 4:
+        print("[ERROR] AKG:2026-01-01-00:00:00.000.000 [fake_band.cc:12] [poly] Check failed: band_index < 1 (1 vs. 1)")
+        return 1
+    if reads("Transpose") and not reads("ReduceMax") and "trap" in attrs:
         print("[ERROR] AKG:2026-01-01-00:00:00.000.000 [other_pass.cc:7] [pass] Check failed: other bug")
         return 1
     return 0

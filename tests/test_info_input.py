@@ -42,7 +42,9 @@ def _fused_graph(info: dict) -> dict:
 @pytest.mark.parametrize(
     ("change", "expected"),
     [
-        (_fused_graph, "a fused graph of 2 ops (Add, ReduceSum); only Custom hybrid .info files"),
+        (_fused_graph, "field 'op_desc.0.output_desc': expected a list of tensors"),
+        (lambda info: {**info, "op_desc": [{**info["op_desc"][0], "attr": [{"name": "func_type", "value": "aot"}]}]},
+         "a Custom op of func_type 'aot'; only func_type 'hybrid'"),
         (lambda info: {**info, "input_desc": [[{"shape": [0, 2], "data_type": "float32"}]] * 3},
          "field 'input_desc.0.0.shape': expected a list of positive integers"),
         (lambda info: {**info, "input_desc": [[{"shape": [2], "data_type": "complex64"}]] * 3},

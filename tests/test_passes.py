@@ -95,23 +95,27 @@ def test_ddmin_finds_the_two_needed_attrs_among_many() -> None:
 
 
 def test_every_pass_yields_parsable_kernels_on_every_corpus_case() -> None:
-    """Real kernels (tuple unpacking, multi-output, allocate, if/else, intrinsics) never break a pass."""
+    """Real kernels (tuple unpacking, multi-output, allocate, if/else, intrinsics; fused graphs) never break
+    a pass."""
     import ast
     from pathlib import Path
 
+    from reducer import graph as graphs
     from reducer.case import load_case
-    from reducer.passes import SCHEDULE
+    from reducer.passes import schedule_for
 
     corpus = Path(__file__).resolve().parent.parent / "corpus"
     for crash in sorted(corpus.glob("*/crash.yaml")):
         c = load_case(crash)
-        for p in SCHEDULE:
+        for p in schedule_for(c):
             if hasattr(p, "keep"):
                 cands = [p.keep(c, g, list(range(p.units(c, g)))[1:]) for g in range(p.groups(c))]
             else:
                 cands = list(p.candidates(c))
             for cand in cands:
-                if cand is not None:
+                if cand is not None and cand.graph is not None:
+                    assert graphs.mismatches(graphs.loads(cand.graph)) == [], (crash, p.name)
+                elif cand is not None:
                     func = ast.parse(cand.source).body[0]
                     assert isinstance(func, ast.FunctionDef) and func.name == c.function, (crash, p.name)
                     assert len(func.args.args) == len(cand.inputs), (crash, p.name)

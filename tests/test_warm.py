@@ -17,7 +17,7 @@ from conftest import CORPUS, MATMUL_KERNEL, needs_akg
 
 from reducer.akg import compile_case
 from reducer.case import Case, TensorSpec, function_source, load_case
-from reducer.hybrid import infer_outputs
+from reducer.kernel import outputs_of
 from reducer.sandbox import Outcome
 from reducer.signature import mask, signature_of
 from reducer.warm import WorkerPool
@@ -65,7 +65,7 @@ def case_for(script: Path, timeout: float = 20, **attrs: object) -> Case:
 
 
 def compile_(case: Case, pool: WorkerPool | None) -> Outcome:
-    return compile_case(case, infer_outputs(case), pool=pool)
+    return compile_case(case, outputs_of(case), pool=pool)
 
 
 def observable(outcome: Outcome) -> tuple:

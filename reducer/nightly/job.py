@@ -20,8 +20,8 @@ from typing import Any
 from reducer.akg import compile_case, compiler_identity, find_toolchain
 from reducer.case import Case
 from reducer.errors import CompilesFine, FailsDifferently, Flaky, InputError
-from reducer.hybrid import infer_outputs
 from reducer.inputs import load_input, original_files
+from reducer.kernel import outputs_of
 from reducer.oracle import Counters
 from reducer.sandbox import die_with_parent
 from reducer.session import Events, Settings, reduce_case
@@ -60,7 +60,7 @@ def run_case(spec: dict[str, Any]) -> dict[str, Any]:
         return {"status": BROKEN, "error": str(exc), "compiles": 0}
     result: dict[str, Any] = {"original_size": size_of(case).to_dict(), "compiles": 0}
     if spec["action"] == RECHECK:
-        sig = signature_of(compile_case(case, infer_outputs(case)), case.time_limit)
+        sig = signature_of(compile_case(case, outputs_of(case)), case.time_limit)
         result["compiles"] = 1
         if sig.kind == "none":
             return {**result, "status": FIXED if was_failing else PASSES, "signature": spec.get("previous")}

@@ -1,14 +1,17 @@
-"""The pass schedule, as data: run in this order, round after round, until a round changes nothing.
-Configuration first, then the biggest cuts of the kernel body while the loops still have their real
-extents (shrinking dims to 1 first strands the search in minima where extent-1 loops are all needed),
-then shapes (smaller shapes make every later compile faster), then finer edits."""
+"""The pass schedules, as data, one per kernel kind: run in this order, round after round, until a round
+changes nothing. Hybrid DSL: configuration first, then the biggest cuts of the kernel body while the loops
+still have their real extents (shrinking dims to 1 first strands the search in minima where extent-1 loops
+are all needed), then shapes (smaller shapes make every later compile faster), then finer edits. Fused graphs:
+configuration, then ops (ddmin, then cuts at a tensor), dims, op operands and dtypes."""
 
 from __future__ import annotations
 
+from reducer.case import Case
 from reducer.passes.base import DeletionPass, Pass, TransformPass
 from reducer.passes.config import DeleteEntries, SimplifyAttrValues
 from reducer.passes.control import FlattenControl
 from reducer.passes.expressions import CompactAssignments, ExpressionToConstant, ExpressionToOperand
+from reducer.passes.graph import CutGraph, DeleteOps, ShrinkGraphDims, SimplifyGraphDtypes, SimplifyOperands
 from reducer.passes.statements import DeleteStatements
 from reducer.passes.tensors import (
     DropUnitAxes,
@@ -36,4 +39,20 @@ SCHEDULE: list[Pass] = [
     SimplifyDtypes(),
 ]
 
-__all__ = ["SCHEDULE", "DeletionPass", "Pass", "TransformPass"]
+GRAPH_SCHEDULE: list[Pass] = [
+    DeleteEntries("attrs"),
+    DeleteEntries("env"),
+    DeleteOps(),
+    CutGraph(),
+    ShrinkGraphDims(),
+    SimplifyOperands(),
+    SimplifyAttrValues(),
+    SimplifyGraphDtypes(),
+]
+
+
+def schedule_for(case: Case) -> list[Pass]:
+    return GRAPH_SCHEDULE if case.graph is not None else SCHEDULE
+
+
+__all__ = ["GRAPH_SCHEDULE", "SCHEDULE", "DeletionPass", "Pass", "TransformPass", "schedule_for"]

@@ -1,0 +1,49 @@
+"""The attrs AKG really compiles a fused graph with, printed as one JSON line; a separate program run under
+the toolchain's interpreter in the sandbox (stdlib only, it imports nothing from `reducer`).
+
+AKG merges the attrs it is given with a tiling repository (`MS_GRAPH_KERNEL_TILING`, the `repository_path`
+attr, else its own `repository_<process>.json`), keyed by the graph's op pattern, shapes and dtypes, and adds
+attrs of its own from the ops (e.g. matmul pragmas on CPU). A smaller graph may hit another repository entry.
+This runs AKG's composite build up to the point where it hands the per-segment attrs to the C++ lowering and
+stops there: nothing is compiled. Usage: `python effective_attrs.py <compiler.py> k.info '<attrs json>'`.
+Prints {"segments": [attrs, ...]}.
+"""
+
+import contextlib
+import json
+import os
+import sys
+
+
+class _Stop(Exception):
+    pass
+
+
+def main(script: str, info_path: str, attrs_json: str) -> None:
+    os.environ["MS_COMPILER_CACHE_PATH"] = "."
+    os.environ["KERNEL_META_DIR"] = "kernel_meta"
+    sys.path.insert(0, os.path.dirname(script))
+    from get_file_path import get_akg_path  # MindSpore's compiler dir, found at run time
+
+    sys.path.insert(0, get_akg_path())
+    import akg.ms  # noqa: F401  (sets up AKG as compiler.py's import does)
+    from akg.composite import build_module
+
+    seen = {}
+
+    def capture(attrs, process, poly, segment_tree, segment_infos):
+        seen["segments"] = [segment["attrs"] for part in segment_infos.values() for segment in part]
+        raise _Stop
+
+    build_module._cpp_build = capture
+    with open(info_path) as fh:
+        info = json.load(fh)
+    attrs = json.loads(attrs_json)
+    attrs["target"] = {"cpu": "llvm", "cuda": "cuda"}.get(info.get("process"), "cce")
+    with contextlib.suppress(_Stop):  # raised by capture(): the lowering is not run
+        build_module.build(info, attrs)
+    print(json.dumps({"segments": seen.get("segments", [])}, default=str))
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:4])

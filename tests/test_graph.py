@@ -1,0 +1,249 @@
+"""Fused graph kernels (`Fused_*.info` as MindSpore writes them): loading, shape inference through each op
+kind, the graph edits and passes (every proposed candidate is a valid graph), and input errors."""
+
+from __future__ import annotations
+
+import copy
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+from conftest import HERE
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from reducer import graph as graphs
+from reducer.case import load_case
+from reducer.errors import InputError, InvalidKernel
+from reducer.inputs import load_input
+from reducer.kernel import outputs_of, with_graph
+from reducer.passes.graph import CutGraph, DeleteOps, ShrinkGraphDims, SimplifyGraphDtypes, SimplifyOperands
+from reducer.size import size_of
+
+DUMPED = HERE / "data" / "graphs"  # written by MindSpore 2.10 (GRAPH_MODE, enable_graph_kernel, CPU)
+CORPUS = HERE.parent / "corpus"
+
+
+class Builder:
+    """Graphs in MindSpore's v2 layout, for tests."""
+
+    def __init__(self) -> None:
+        self.inputs: list[list[dict]] = []
+        self.ops: list[dict] = []
+        self.names = 0
+
+    def _name(self) -> str:
+        self.names += 1
+        return f"input_{self.names}"
+
+    def input(self, shape: list[int], dtype: str = "float32") -> dict:
+        tensor = {"data_type": dtype, "format": "DefaultFormat", "shape": shape, "tensor_name": self._name()}
+        self.inputs.append([tensor])
+        return tensor
+
+    def const(self, value: object, dtype: str = "int64") -> dict:
+        shape = [len(value)] if isinstance(value, list) else [1]
+        return {"data_type": dtype, "format": "DefaultFormat", "shape": shape, "tensor_name": self._name(),
+                "value": value}  # fmt: skip
+
+    def op(self, name: str, ins: list[dict], shape: list[int], dtype: str = "float32", **attrs: object) -> dict:
+        out = {"data_type": dtype, "format": "DefaultFormat", "shape": shape,
+               "tensor_name": f"output_0_{len(self.ops)}"}  # fmt: skip
+        attr = [
+            {"data_type": "bool" if isinstance(v, bool) else "str", "name": k, "value": v} for k, v in attrs.items()
+        ]
+        self.ops.append({"attr": attr or None, "impl_path": "", "name": name,
+                         "input_desc": [[{**t, "name": f"input_{i}"}] for i, t in enumerate(ins)],
+                         "output_desc": [{**out, "name": "output_0"}]})  # fmt: skip
+        return out
+
+    def graph(self, outputs: list[dict]) -> dict:
+        return {"composite": True, "composite_graph": "t", "id": 0, "input_desc": self.inputs, "op": "Fused_test",
+                "op_desc": self.ops, "output_desc": [{k: v for k, v in o.items() if k != "name"} for o in outputs],
+                "platform": "AKG", "process": "cpu", "version": 2}  # fmt: skip
+
+
+def pointnet_branch(points: int = 64) -> dict:
+    """bn-like scale, max over the points and a transposed copy (the fake compiler's bug G), plus a sum."""
+    b = Builder()
+    h = b.input([2, points, 8])
+    gamma = b.input([8])
+    x = b.op("Mul", [h, gamma], [2, points, 8])
+    x = b.op("Maximum", [x, b.const(0.0, "float32")], [2, points, 8])
+    feat = b.op("ReduceMax", [x, b.const([1])], [2, 8], keep_dims=False)
+    t = b.op("Transpose", [x, b.const([0, 2, 1])], [2, 8, points])
+    e = b.op("Exp", [feat], [2, 8])
+    s = b.op("ReduceSum", [e, b.const([1])], [2, 1], keep_dims=True)
+    out = b.op("RealDiv", [e, s], [2, 8])
+    return b.graph([out, t])
+
+
+def write_info(folder: Path, graph: dict, name: str = "Fused_test.info") -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    path.write_text(json.dumps(graph, indent=4))
+    return path
+
+
+@pytest.mark.parametrize("path", sorted(DUMPED.glob("*.info")) + sorted(CORPUS.glob("*/*.info")), ids=lambda p: p.name)
+def test_graphs_written_by_mindspore_load_and_infer_as_recorded(path: Path) -> None:
+    case = load_input(path)
+    info = json.loads(path.read_text())
+    assert case.kind == "graph" and case.name == path.stem
+    assert graphs.mismatches(info) == []
+    assert [list(t.shape) for t in outputs_of(case)] == [t["shape"] for t in info["output_desc"]]
+    assert size_of(case).ops == len(info["op_desc"])
+
+
+def test_reduce_axis_written_as_a_constant_input_is_read() -> None:
+    info = json.loads((DUMPED / "Fused_Mul_ReduceSum_split_7440413551994960349.info").read_text())
+    reduce_sum = info["op_desc"][1]
+    assert graphs.operand(reduce_sum, "axis", 1) == [1]
+    graphs.set_operand(reduce_sum, "axis", 1, [0])
+    assert graphs.infer(info)["output_desc"][0]["shape"] == [32]
+
+
+@pytest.mark.parametrize(
+    ("name", "shapes", "attrs", "operand", "expected"),
+    [
+        ("Add", [[4, 1, 3], [5, 1]], {}, None, [4, 5, 3]),
+        ("ReduceSum", [[4, 5, 3]], {"keep_dims": True}, [0, -1], [1, 5, 1]),
+        ("ReduceMax", [[4, 5, 3]], {"keep_dims": False}, [0, 1, 2], [1]),
+        ("MatMul", [[7, 4], [5, 4]], {"transpose_a": False, "transpose_b": True}, None, [7, 5]),
+        ("BatchMatMul", [[2, 4, 7], [1, 4, 5]], {"transpose_a": True, "transpose_b": False}, None, [2, 7, 5]),
+        ("Transpose", [[2, 3, 4]], {}, [2, 0, 1], [4, 2, 3]),
+        ("Reshape", [[2, 3, 4]], {}, [6, -1], [6, 4]),
+        ("BroadcastTo", [[3, 1]], {}, [2, 3, 5], [2, 3, 5]),
+    ],
+)  # fmt: skip
+def test_shape_rules(name: str, shapes: list, attrs: dict, operand: object, expected: list[int]) -> None:
+    b = Builder()
+    ins = [b.input(s) for s in shapes] + ([b.const(operand)] if operand is not None else [])
+    out = b.op(name, ins, [1], **attrs)
+    assert graphs.infer(b.graph([out]))["output_desc"][0]["shape"] == expected
+
+
+@pytest.mark.parametrize(
+    ("name", "shapes", "operand"),
+    [("Add", [[4, 2], [3, 2]], None), ("MatMul", [[2, 3], [4, 5]], None), ("Transpose", [[2, 3]], [0, 0]),
+     ("BroadcastTo", [[3, 2]], [3, 4]), ("Reshape", [[5, 7]], [3, 11])],
+)  # fmt: skip
+def test_operands_that_do_not_fit_are_invalid(name: str, shapes: list, operand: object) -> None:
+    b = Builder()
+    ins = [b.input(s) for s in shapes] + ([b.const(operand)] if operand is not None else [])
+    with pytest.raises(InvalidKernel):
+        graphs.infer(b.graph([b.op(name, ins, [1])]))
+
+
+def test_deleting_an_op_rewires_its_readers_and_keeps_what_it_read_as_output() -> None:
+    graph = pointnet_branch()
+    exp = 4  # Exp(feat): its readers (ReduceSum, RealDiv) read feat, which has its shape
+    edited = graphs.checked(graphs.delete_ops(graph, [exp]))
+    assert graphs.op_names(edited) == ["Mul", "Maximum", "ReduceMax", "Transpose", "ReduceSum", "RealDiv"]
+    assert graphs.op_inputs(edited["op_desc"][4])[0]["tensor_name"] == "output_0_2"
+    last = graphs.checked(graphs.delete_ops(graph, [6]))  # RealDiv wrote an output: e and s become outputs
+    assert [t["tensor_name"] for t in last["output_desc"]] == ["output_0_4", "output_0_5", "output_0_3"]
+
+
+def test_deleting_an_op_without_a_same_shaped_input_reads_a_new_graph_input() -> None:
+    graph = pointnet_branch()
+    edited = graphs.checked(graphs.delete_ops(graph, [2]))  # ReduceMax [2,64,8] -> [2,8]
+    assert graphs.op_names(edited)[:2] == ["Mul", "Maximum"]
+    assert [t["shape"] for t in graphs.graph_inputs(edited)] == [[2, 64, 8], [8], [2, 8]]
+
+
+def test_cut_keeps_only_what_computes_the_tensor() -> None:
+    edited = graphs.checked(graphs.cut_at(pointnet_branch(), "output_0_2"))
+    assert graphs.op_names(edited) == ["Mul", "Maximum", "ReduceMax"]
+    assert [t["tensor_name"] for t in edited["output_desc"]] == ["output_0_2"]
+
+
+def test_linked_dims_shrink_through_shape_operands() -> None:
+    b = Builder()
+    x = b.input([6, 4])
+    y = b.op("BroadcastTo", [x, b.const([3, 6, 4])], [3, 6, 4])
+    z = b.op("Reshape", [y, b.const([18, 4])], [18, 4])
+    graph = b.graph([z])
+    shrunk = graphs.checked(graphs.replace_dim_value(graph, 6, 2))
+    assert shrunk["output_desc"][0]["shape"] == [6, 4]
+    assert graphs.operand(shrunk["op_desc"][0], "shape", 1) == [3, 2, 4]
+    assert graphs.operand(shrunk["op_desc"][1], "shape", 1) == [6, 4]
+
+
+def test_dtype_pass_changes_casts_too() -> None:
+    b = Builder()
+    x = b.input([4], "float16")
+    y = b.op("Cast", [x, b.const(43)], [4], "float32")
+    z = b.op("Add", [y, y], [4])
+    case = load_input(write_info_case(b.graph([z])))
+    (candidate,) = list(SimplifyGraphDtypes().candidates(case))
+    graph = graphs.loads(candidate.graph or "")
+    assert graphs.dtypes(graph) == {"float32"} and candidate.inputs[0].dtype == "float32"
+
+
+def write_info_case(graph: dict) -> Path:
+    return write_info(Path(tempfile.mkdtemp()), graph)
+
+
+@settings(max_examples=25, deadline=None)
+@given(data=st.data())
+def test_every_candidate_of_every_graph_pass_is_a_valid_smaller_graph(data: st.DataObject) -> None:
+    case = load_input(write_info_case(pointnet_branch(data.draw(st.sampled_from([4, 5, 64])))))
+    size = size_of(case)
+    candidates = [c for p in (CutGraph(), ShrinkGraphDims(), SimplifyOperands()) for c in p.candidates(case)]
+    ops = DeleteOps()
+    units = ops.units(case, 0)
+    for _ in range(5):
+        kept = data.draw(st.lists(st.integers(0, units - 1), unique=True, max_size=units - 1))
+        candidate = ops.keep(case, 0, sorted(kept))
+        if candidate is not None:
+            candidates.append(candidate)
+    assert candidates
+    for candidate in candidates:
+        graph = graphs.loads(candidate.graph or "")
+        assert graphs.mismatches(graph) == []
+        assert with_graph(candidate, copy.deepcopy(graph)).graph == candidate.graph  # already pruned and inferred
+        assert size_of(candidate) != size
+
+
+def test_crash_yaml_may_name_an_info_kernel(tmp_path: Path) -> None:
+    write_info(tmp_path, pointnet_branch())
+    (tmp_path / "crash.yaml").write_text("kernel: Fused_test.info\nattrs: {enable_auto_fuse: false}\n")
+    case = load_case(tmp_path / "crash.yaml")
+    assert case.kind == "graph" and case.attrs == {"enable_auto_fuse": False} and len(case.inputs) == 2
+    (tmp_path / "crash.yaml").write_text("kernel: Fused_test.info\ninputs: [{shape: [1], dtype: float32}]\n")
+    with pytest.raises(InputError, match=r"field 'inputs': differs from the inputs in Fused_test\.info"):
+        load_case(tmp_path / "crash.yaml")
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        (lambda g: g["op_desc"][2]["output_desc"][0].update(shape=[2, 9]),
+         "field 'op_desc': ReduceMax writes output_0_2 as [2, 9] float32, its inputs give [2, 8] float32"),
+        (lambda g: g["op_desc"][0]["input_desc"][0][0].update(tensor_name="nowhere"),
+         "not a valid fused graph: Mul reads nowhere before it is computed"),
+        (lambda g: g["input_desc"][0][0].update(shape=[2, 0, 8]), "field 'input_desc.0.0.shape'"),
+        (lambda g: g.pop("output_desc"), "field 'output_desc': expected a list"),
+        (lambda g: g.update(process="tpu"), "field 'process': expected one of cpu, cuda, aicore"),
+    ],
+)  # fmt: skip
+def test_broken_graphs_are_clear_errors(tmp_path: Path, change, expected: str) -> None:
+    graph = pointnet_branch()
+    change(graph)
+    path = write_info(tmp_path, graph)
+    before = path.read_text()
+    run = subprocess.run([sys.executable, "-m", "reducer", "check", str(path)], capture_output=True, text=True)
+    assert run.returncode == 2 and expected in run.stderr and "Traceback" not in run.stderr
+    assert path.read_text() == before
+
+
+def test_attrs_option_gives_the_build_attrs(tmp_path: Path) -> None:
+    path = write_info(tmp_path, pointnet_branch())
+    assert load_input(path, attrs='{"enable_auto_fuse": false}').attrs == {"enable_auto_fuse": False}
+    run = subprocess.run([sys.executable, "-m", "reducer", "check", str(path), "--attrs", "{dim"],
+                         capture_output=True, text=True)  # fmt: skip
+    assert run.returncode == 2 and "option '--attrs': not JSON" in run.stderr and "Traceback" not in run.stderr

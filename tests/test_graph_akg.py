@@ -1,0 +1,118 @@
+"""Fused graphs against the real AKG: the shipped graph cases fail with distinct signatures; a reduction
+keeps the signature, cuts the ops to <= 30 % and shrinks the shapes, and its repro.py reproduces with only
+MindSpore; a bare .info as MindSpore dumped it reduces with no other input; the attrs AKG really uses
+(tiling repository, its own additions) are frozen so that a smaller graph cannot change them."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import CORPUS, needs_akg
+
+from reducer.akg import FROZEN_TILING, TILING_ENV, compile_case, freeze_attrs
+from reducer.case import load_case
+from reducer.inputs import load_input
+from reducer.kernel import outputs_of
+from reducer.signature import signature_of
+
+pytestmark = [pytest.mark.akg, needs_akg]
+GRAPH_CASES = ["pointnet_group_outer_band", "pointnet_bn_stats_ssa", "pointnet_head_segv"]
+DUMPED = CORPUS / "pointnet_matmul_isl_abort" / "Fused_MatMul_split_785238241113303400.info"
+
+
+def reduce_cli(target: Path, out: Path, *extra: str) -> subprocess.CompletedProcess:
+    command = [sys.executable, "-m", "reducer", str(target), "-o", str(out), "-j", "2", "--no-diagnosis", *extra]
+    return subprocess.run(command, capture_output=True, text=True, timeout=1800)
+
+
+def test_shipped_graph_cases_fail_with_distinct_signatures() -> None:
+    signatures = set()
+    for case in [load_case(CORPUS / name / "crash.yaml") for name in GRAPH_CASES] + [load_input(DUMPED)]:
+        signature = signature_of(compile_case(case, outputs_of(case)), case.time_limit)
+        assert signature.kind in {"error", "signal"}, case.name
+        signatures.add(signature.expectation())
+    assert len(signatures) == 4
+
+
+def test_graph_reduction_keeps_the_bug_and_cuts_the_graph(tmp_path: Path) -> None:
+    name = "pointnet_group_outer_band"
+    run = reduce_cli(CORPUS / name / "crash.yaml", tmp_path)
+    assert run.returncode == 0, run.stderr[-3000:]
+    bundle = tmp_path / name
+    reduction = json.loads((bundle / "reduction.json").read_text())
+    assert reduction["signature"]["location"] == "scop_info.h:1355"
+    assert "GetOuterBandNode" in reduction["signature"]["message"]
+    assert reduction["reduced"]["ops"] <= 0.3 * reduction["original"]["ops"]
+    assert reduction["reduced"]["volume"] < reduction["original"]["volume"] / 1000
+    for file in ("ISSUE.md", "repro.py", "kernel.info", "crash.yaml", "compile.log", "env.json"):
+        assert (bundle / file).is_file(), file
+    assert any((bundle / "ir").rglob("*.cc")), "per-pass IR missing"
+    assert "Failing stage: **poly" in (bundle / "ISSUE.md").read_text()
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    shutil.copy(bundle / "repro.py", fresh / "repro.py")
+    repro = subprocess.run([sys.executable, "repro.py"], cwd=fresh, capture_output=True, text=True, timeout=300)
+    assert repro.returncode == 1 and "The bug reproduces." in repro.stdout, repro.stdout + repro.stderr
+    check = subprocess.run([sys.executable, "-m", "reducer", "check", str(bundle / "crash.yaml")],
+                           capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert check.returncode == 0 and "band_index" in check.stdout + check.stderr
+
+
+def test_bare_info_dumped_by_mindspore_reduces_alone(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    shutil.copy(DUMPED, work / DUMPED.name)
+    run = reduce_cli(work / DUMPED.name, tmp_path / "out")
+    assert run.returncode == 0, run.stderr[-3000:]
+    bundle = tmp_path / "out" / DUMPED.stem
+    reduction = json.loads((bundle / "reduction.json").read_text())
+    assert reduction["signature"]["kind"] == "signal" and reduction["signature"]["message"] == "SIGABRT"
+    assert reduction["reduced"]["volume"] < reduction["original"]["volume"]
+    assert yaml.safe_load((bundle / "crash.yaml").read_text())["kernel"] == "kernel.info"
+    assert (work / DUMPED.name).read_bytes() == DUMPED.read_bytes()
+
+
+def test_effective_attrs_are_frozen_and_the_repository_is_then_off(tmp_path: Path) -> None:
+    """A user tiling repository gives the MatMul graph an attr; AKG adds its CPU matmul pragmas. Both are in
+    the frozen attrs. With the attr taken out again (as the attr pass would), the frozen case's compile no
+    longer reads the user repository: AKG does not put it back."""
+    case = load_input(DUMPED)
+    trait = subprocess.run(
+        [sys.executable, "-c", TRAIT, DUMPED.read_text()], capture_output=True, text=True, timeout=300,
+        env=compile_env_for_test(),
+    )  # fmt: skip
+    compute, shape, dtype = json.loads(trait.stdout.strip().splitlines()[-1])
+    repository = tmp_path / "repo.json"
+    repository.write_text(json.dumps({compute: {shape: {dtype: {"metadata": {"attrs": {"enable_auto_fuse": False}}}}}}))
+    frozen = freeze_attrs(case.with_(env={TILING_ENV: str(repository)}))
+    assert frozen.attrs["enable_auto_fuse"] is False and frozen.attrs["pragma_enable_matmul"] is True
+    assert frozen.env[TILING_ENV] == FROZEN_TILING
+    without = frozen.with_(attrs={k: v for k, v in frozen.attrs.items() if k != "enable_auto_fuse"})
+    assert "enable_auto_fuse" not in freeze_attrs(without).attrs
+
+
+TRAIT = """
+import json, sys
+sys.argv = sys.argv[:2]
+from reducer.akg import COMPILER_SCRIPT
+import mindspore, os
+site = os.path.dirname(mindspore.__file__)
+sys.path.insert(0, os.path.join(site, os.path.dirname(COMPILER_SCRIPT)))
+from get_file_path import get_akg_path
+sys.path.insert(0, get_akg_path())
+import akg.ms
+from akg.composite.build_module import generate_trait
+print(json.dumps(generate_trait(json.loads(sys.argv[1]))))
+"""
+
+
+def compile_env_for_test() -> dict[str, str]:
+    from reducer.akg import compile_env, find_toolchain
+
+    return compile_env(find_toolchain(None, None), {})
