@@ -280,17 +280,22 @@ def load_case(path: Path) -> Case:
     )
 
 
+def _kernel_file(path: Path, kernel: str) -> tuple[Path, str]:
+    """The kernel file a crash.yaml names, relative to it, and its text."""
+    kernel_path = (path.parent / kernel).resolve()
+    try:
+        return kernel_path, kernel_path.read_text(encoding="utf-8")
+    except (FileNotFoundError, IsADirectoryError):
+        raise InputError(f"{path}: field 'kernel': file {kernel} not found") from None
+    except UnicodeDecodeError:
+        raise InputError(f"{path}: field 'kernel': {kernel} is not UTF-8 text") from None
+
+
 def _info_kernel(path: Path, model: _CrashModel) -> Case:
     """The kernel of a crash.yaml whose `kernel` is a `.info` file; its inputs come from the file."""
     from reducer.info import case_from_info  # info.py builds on this module
 
-    kernel_path = (path.parent / model.kernel).resolve()
-    try:
-        text = kernel_path.read_text(encoding="utf-8")
-    except (FileNotFoundError, IsADirectoryError):
-        raise InputError(f"{path}: field 'kernel': file {model.kernel} not found") from None
-    except UnicodeDecodeError:
-        raise InputError(f"{path}: field 'kernel': {model.kernel} is not UTF-8 text") from None
+    kernel_path, text = _kernel_file(path, model.kernel)
     case = case_from_info(kernel_path, text)
     if model.target != case.target:
         raise InputError(f"{path}: field 'target': {model.target}, but {model.kernel} is for {case.target}")
@@ -305,14 +310,8 @@ def _python_kernel(path: Path, model: _CrashModel) -> Case:
     if "def " in model.kernel and "\n" in model.kernel:
         text, origin = model.kernel, f"{path} (inline kernel)"
     else:
-        kernel_path = (path.parent / model.kernel).resolve()
+        kernel_path, text = _kernel_file(path, model.kernel)
         origin = str(kernel_path)
-        try:
-            text = kernel_path.read_text(encoding="utf-8")
-        except (FileNotFoundError, IsADirectoryError):
-            raise InputError(f"{path}: field 'kernel': file {model.kernel} not found") from None
-        except UnicodeDecodeError:
-            raise InputError(f"{path}: field 'kernel': {model.kernel} is not UTF-8 text") from None
     source, function = function_source(text, model.function, origin)
     params = _parameters(source)
     if len(params) != len(model.inputs):
