@@ -238,6 +238,45 @@ def _broadcast_to(op: dict[str, Any], x: list[int]) -> list[int]:
     return out
 
 
+def _expand_dims(op: dict[str, Any], x: list[int]) -> list[int]:
+    axis = operand(op, "axis", 1)
+    axes = axis if isinstance(axis, list) else [axis]
+    out = list(x)
+    for a in axes:
+        if not isinstance(a, int) or not -len(out) - 1 <= a <= len(out):
+            raise InvalidKernel(f"ExpandDims of {x} at axis {axis}")
+        out.insert(a % (len(out) + 1), 1)
+    return out
+
+
+def _tile(op: dict[str, Any], x: list[int]) -> list[int]:
+    multiples = operand(op, "multiples", 1)
+    if not isinstance(multiples, list) or len(multiples) < len(x) or not all(m >= 1 for m in multiples):
+        raise InvalidKernel(f"Tile of {x} by {multiples}")
+    full = [1] * (len(multiples) - len(x)) + x
+    return [d * m for d, m in zip(full, multiples, strict=True)]
+
+
+def _concat(op: dict[str, Any], xs: list[list[int]]) -> list[int]:
+    axis = operand(op, "axis", len(xs))
+    rank = len(xs[0])
+    if not isinstance(axis, int) or not -rank <= axis < rank:
+        raise InvalidKernel(f"Concat of rank {rank} at axis {axis}")
+    axis %= rank
+    rest = [x[:axis] + x[axis + 1 :] for x in xs]
+    if any(len(x) != rank or r != rest[0] for x, r in zip(xs, rest, strict=True)):
+        raise InvalidKernel(f"Concat of {xs} at axis {axis}")
+    return [*xs[0][:axis], sum(x[axis] for x in xs), *xs[0][axis + 1 :]]
+
+
+def _gather(op: dict[str, Any], params: list[int], indices: list[int]) -> list[int]:
+    axis = operand(op, "axis", 2)
+    if not isinstance(axis, int) or not -len(params) <= axis < len(params):
+        raise InvalidKernel(f"Gather of {params} at axis {axis}")
+    axis %= len(params)
+    return [*params[:axis], *indices, *params[axis + 1 :]]
+
+
 def _cast_dtype(op: dict[str, Any], recorded: str) -> str:
     value = operand(op, "dst_type", 1)
     if isinstance(value, int):
@@ -254,6 +293,10 @@ SHAPE_RULES: dict[str, ShapeRule] = {
     "Reshape": lambda op, xs: _reshape(op, xs[0]),
     "Transpose": lambda op, xs: _transpose(op, xs[0]),
     "BroadcastTo": lambda op, xs: _broadcast_to(op, xs[0]),
+    "ExpandDims": lambda op, xs: _expand_dims(op, xs[0]),
+    "Tile": lambda op, xs: _tile(op, xs[0]),
+    "Concat": _concat,
+    "Gather": lambda op, xs: _gather(op, xs[0], xs[1]),
 }
 
 
@@ -263,6 +306,8 @@ def _out_dtype(op: dict[str, Any], dtypes: list[str]) -> str:
         return _cast_dtype(op, recorded)
     if name in COMPARISON or name in PREDICATE:
         return "bool"
+    if name == "Gather":
+        return dtypes[0]
     if name in MATMUL:
         attr = _attr(op, "dst_type")
         return attr["value"] if attr and isinstance(attr.get("value"), str) else dtypes[0]

@@ -117,6 +117,9 @@ def test_reduce_axis_written_as_a_constant_input_is_read() -> None:
         ("Transpose", [[2, 3, 4]], {}, [2, 0, 1], [4, 2, 3]),
         ("Reshape", [[2, 3, 4]], {}, [6, -1], [6, 4]),
         ("BroadcastTo", [[3, 1]], {}, [2, 3, 5], [2, 3, 5]),
+        ("ExpandDims", [[2, 3]], {}, [-1], [2, 3, 1]),
+        ("Tile", [[2, 3]], {}, [2, 1, 2], [2, 2, 6]),
+        ("Gather", [[5, 3], [2, 4]], {}, 0, [2, 4, 3]),
     ],
 )  # fmt: skip
 def test_shape_rules(name: str, shapes: list, attrs: dict, operand: object, expected: list[int]) -> None:
@@ -124,6 +127,16 @@ def test_shape_rules(name: str, shapes: list, attrs: dict, operand: object, expe
     ins = [b.input(s) for s in shapes] + ([b.const(operand)] if operand is not None else [])
     out = b.op(name, ins, [1], **attrs)
     assert graphs.infer(b.graph([out]))["output_desc"][0]["shape"] == expected
+
+
+def test_concat_reads_its_tensors_from_one_input_entry() -> None:
+    b = Builder()
+    x, y = b.input([2, 3]), b.input([2, 5])
+    out = b.op("Concat", [x, y], [1], axis=1)
+    out_op = b.ops[-1]
+    out_op["input_desc"] = [[out_op["input_desc"][0][0], out_op["input_desc"][1][0]]]  # as MindSpore writes it
+    out_op["attr"][0]["data_type"] = "int"
+    assert graphs.infer(b.graph([out]))["output_desc"][0]["shape"] == [2, 8]
 
 
 @pytest.mark.parametrize(
