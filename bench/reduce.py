@@ -1,5 +1,5 @@
 """Reduce every corpus case (or the ones named) once per configuration and print one table: compiles,
-candidates rejected without a compile, cache hits, wall time, tokens and input volume before and after,
+candidates rejected without a compile, cache hits, wall time, ops (fused graphs), tokens and volume before and after,
 and whether every configuration ended on the same case. Configurations: `-j 1` and `-j 2` (warm
 workers, no persistent cache: every run pays for its compiles), plus `--cold` runs when asked.
 
@@ -32,7 +32,7 @@ def main() -> None:
         configs["-j 2 cold"] = Settings(jobs=2, cold=True, diagnose=False)
     print(
         f"{'case':<24} {'config':<9} {'compiles':>8} {'rejected':>8} {'hits':>5} {'wall s':>7}"
-        f" {'tokens':>11} {'volume':>15} {'same':>5}"
+        f" {'ops':>7} {'tokens':>11} {'volume':>15} {'same':>5}"
     )
     speedups = []
     with tempfile.TemporaryDirectory() as out:
@@ -44,12 +44,13 @@ def main() -> None:
                 start = time.monotonic()
                 bundle, stats = reduce_case(load_case(crash), files, Path(out) / label.replace(" ", ""), settings)
                 walls[label] = time.monotonic() - start
-                kernels.add((bundle / "kernel.py").read_text() + (bundle / "crash.yaml").read_text())
+                kernels.add((bundle / "kernel.info").read_text() + (bundle / "crash.yaml").read_text())
                 r = json.loads((bundle / "reduction.json").read_text())
                 o, m = r["original"], r["reduced"]
                 print(
                     f"{name:<24} {label:<9} {stats['compiles']:>8} {stats['invalid']:>8} {stats['cache_hits']:>5}"
-                    f" {walls[label]:>7.1f} {o['tokens']:>5}->{m['tokens']:<5} {o['volume']:>7}->{m['volume']:<7}"
+                    f" {walls[label]:>7.1f} {o['ops']:>3}->{m['ops']:<3} {o['tokens']:>5}->{m['tokens']:<5}"
+                    f" {o['volume']:>7}->{m['volume']:<7}"
                     f" {'yes' if len(kernels) == 1 else 'NO':>5}",
                     flush=True,
                 )

@@ -25,7 +25,7 @@ class Bug:
 
 def _smallest(case: CaseRecord) -> tuple[int, ...]:
     size = case.reduced_size or case.original_size or {}
-    return (case.reduced_size is None, size.get("tokens", 0), size.get("volume", 0))
+    return (case.reduced_size is None, size.get("ops", 1), size.get("tokens", 0), size.get("volume", 0))
 
 
 def buckets(records: list[CaseRecord]) -> list[Bug]:
