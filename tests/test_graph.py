@@ -20,7 +20,14 @@ from reducer.case import load_case
 from reducer.errors import InputError, InvalidKernel
 from reducer.inputs import load_input
 from reducer.kernel import outputs_of, with_graph
-from reducer.passes.graph import CutGraph, DeleteOps, ShrinkGraphDims, SimplifyGraphDtypes, SimplifyOperands
+from reducer.passes.graph import (
+    CutGraph,
+    DeleteOps,
+    DeleteOutputs,
+    ShrinkGraphDims,
+    SimplifyGraphDtypes,
+    SimplifyOperands,
+)
 from reducer.size import size_of
 
 DUMPED = HERE / "data" / "graphs"  # written by MindSpore 2.10 (GRAPH_MODE, enable_graph_kernel, CPU)
@@ -207,13 +214,13 @@ def test_every_candidate_of_every_graph_pass_is_a_valid_smaller_graph(data: st.D
     case = load_input(write_info_case(pointnet_branch(data.draw(st.sampled_from([4, 5, 64])))))
     size = size_of(case)
     candidates = [c for p in (CutGraph(), ShrinkGraphDims(), SimplifyOperands()) for c in p.candidates(case)]
-    ops = DeleteOps()
-    units = ops.units(case, 0)
-    for _ in range(5):
-        kept = data.draw(st.lists(st.integers(0, units - 1), unique=True, max_size=units - 1))
-        candidate = ops.keep(case, 0, sorted(kept))
-        if candidate is not None:
-            candidates.append(candidate)
+    for deletion in (DeleteOps(), DeleteOutputs()):
+        units = deletion.units(case, 0)
+        for _ in range(3):
+            kept = data.draw(st.lists(st.integers(0, units - 1), unique=True, max_size=units - 1))
+            candidate = deletion.keep(case, 0, sorted(kept))
+            if candidate is not None:
+                candidates.append(candidate)
     assert candidates
     for candidate in candidates:
         graph = graphs.loads(candidate.graph or "")

@@ -2,7 +2,7 @@
 changes nothing. Hybrid DSL: configuration first, then the biggest cuts of the kernel body while the loops
 still have their real extents (shrinking dims to 1 first strands the search in minima where extent-1 loops
 are all needed), then shapes (smaller shapes make every later compile faster), then finer edits. Fused graphs:
-configuration, then ops (ddmin, then cuts at a tensor), dims, op operands and dtypes."""
+configuration, then outputs and ops (ddmin, then cuts at a tensor), dims, op operands and dtypes."""
 
 from __future__ import annotations
 
@@ -11,7 +11,14 @@ from reducer.passes.base import DeletionPass, Pass, TransformPass
 from reducer.passes.config import DeleteEntries, SimplifyAttrValues
 from reducer.passes.control import FlattenControl
 from reducer.passes.expressions import CompactAssignments, ExpressionToConstant, ExpressionToOperand
-from reducer.passes.graph import CutGraph, DeleteOps, ShrinkGraphDims, SimplifyGraphDtypes, SimplifyOperands
+from reducer.passes.graph import (
+    CutGraph,
+    DeleteOps,
+    DeleteOutputs,
+    ShrinkGraphDims,
+    SimplifyGraphDtypes,
+    SimplifyOperands,
+)
 from reducer.passes.statements import DeleteStatements
 from reducer.passes.tensors import (
     DropUnitAxes,
@@ -42,6 +49,7 @@ SCHEDULE: list[Pass] = [
 GRAPH_SCHEDULE: list[Pass] = [
     DeleteEntries("attrs"),
     DeleteEntries("env"),
+    DeleteOutputs(),
     DeleteOps(),
     CutGraph(),
     ShrinkGraphDims(),

@@ -1,4 +1,4 @@
-"""Passes over a fused graph: delete ops (ddmin, consumers rewired), cut the graph at a tensor, shrink dims
+"""Passes over a fused graph: delete outputs and ops (ddmin, consumers rewired), cut the graph at a tensor, shrink dims
 through every op, simplify op operands (reduce axes, keep_dims, transpose perms, matmul transposes) and
 dtypes. Each candidate is pruned and re-inferred; one that does not infer is never proposed."""
 
@@ -31,6 +31,23 @@ def _valid_all(case: Case, edits: Iterator[Callable[[], graphs.Graph]]) -> Itera
         candidate = _valid(case, edit)
         if candidate is not None:
             yield candidate
+
+
+class DeleteOutputs:
+    """ddmin over the graph's outputs; what only computed a dropped output goes with it."""
+
+    name = "outputs"
+
+    def groups(self, case: Case) -> int:
+        return 1 if case.graph is not None and len(_graph(case)["output_desc"]) > 1 else 0
+
+    def units(self, case: Case, group: int) -> int:
+        return len(_graph(case)["output_desc"])
+
+    def keep(self, case: Case, group: int, kept: Sequence[int]) -> Case | None:
+        graph = _graph(case)
+        graph["output_desc"] = [graph["output_desc"][i] for i in kept]
+        return _valid(case, lambda: graph)
 
 
 class DeleteOps:
