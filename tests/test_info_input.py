@@ -68,3 +68,12 @@ def test_info_that_is_not_json(tmp_path: Path) -> None:
     path.write_text("{not json")
     with pytest.raises(InputError, match=r"k\.info: not JSON"):
         load_input(path)
+
+
+def test_crash_yaml_may_name_a_custom_hybrid_info(tmp_path: Path) -> None:
+    original = load_input(write_case(tmp_path / "matmul_bias"))
+    path, _ = custom_info(tmp_path)
+    (tmp_path / "crash.yaml").write_text(f"kernel: {path.name}\nattrs: {{enable_auto_inline: false}}\n")
+    case = load_input(tmp_path / "crash.yaml")
+    assert case.kind == "hybrid" and case.function == "matmul_bias" and case.source == original.source
+    assert case.inputs == original.inputs and case.attrs == {"enable_auto_inline": False}
