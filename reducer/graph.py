@@ -348,7 +348,10 @@ def infer(graph: Graph) -> Graph:
             if len(op["output_desc"]) != 1:
                 raise InvalidKernel(f"{op['name']} with {len(op['output_desc'])} outputs")
             out = op["output_desc"][0]
-            out["shape"] = rule(op, [t["shape"] for t in data])
+            try:
+                out["shape"] = rule(op, [t["shape"] for t in data])
+            except (TypeError, ValueError, ZeroDivisionError, IndexError) as exc:  # operand values of a wrong kind
+                raise InvalidKernel(f"{op['name']} cannot take its operands: {type(exc).__name__}: {exc}") from None
             out["data_type"] = _out_dtype(op, [t["data_type"] for t in data])
         for out in op["output_desc"]:
             if math.prod(out["shape"]) > MAX_VOLUME or not all(d >= 1 for d in out["shape"]):

@@ -249,6 +249,8 @@ def test_crash_yaml_may_name_an_info_kernel(tmp_path: Path) -> None:
         (lambda g: g["input_desc"][0][0].update(shape=[2, 0, 8]), "field 'input_desc.0.0.shape'"),
         (lambda g: g.pop("output_desc"), "field 'output_desc': expected a list"),
         (lambda g: g.update(process="tpu"), "field 'process': expected one of cpu, cuda, aicore"),
+        (lambda g: g["op_desc"][3]["input_desc"][1][0].update(value=[0, "a", 1]),
+         "not a valid fused graph: Transpose cannot take its operands: TypeError"),
     ],
 )  # fmt: skip
 def test_broken_graphs_are_clear_errors(tmp_path: Path, change, expected: str) -> None:
