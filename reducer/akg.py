@@ -114,12 +114,15 @@ def case_env(case: Case) -> dict[str, str]:
     return {WHITELIST_ENV: os.path.commonpath(folders), **case.env}
 
 
+def side_files(case: Case) -> dict[str, str]:
+    """Files besides the `.info` that a compile of `case` needs in its dir (and repro.py writes): the empty
+    tiling repository of a frozen graph."""
+    return {FROZEN_TILING: "{}"} if case.env.get(TILING_ENV) == FROZEN_TILING else {}
+
+
 def kernel_files(case: Case, outputs: tuple[TensorSpec, ...]) -> dict[str, str]:
-    """What the compile dir holds: the kernel's `.info`, and the empty tiling repository a frozen graph uses."""
-    files = {"k.info": info_text(case, outputs)}
-    if case.env.get(TILING_ENV) == FROZEN_TILING:
-        files[FROZEN_TILING] = "{}"
-    return files
+    """What the compile dir holds: the kernel's `.info` and its side files."""
+    return {"k.info": info_text(case, outputs), **side_files(case)}
 
 
 def compile_case(

@@ -21,7 +21,7 @@ from typing import Any
 import jinja2
 
 from reducer import graph as graphs
-from reducer.akg import FROZEN_TILING, MISMATCH_SCRIPT, TILING_ENV, Toolchain, host_facts, mismatch_spec
+from reducer.akg import MISMATCH_SCRIPT, Toolchain, host_facts, mismatch_spec, side_files
 from reducer.case import Case, Expectation, case_to_yaml
 from reducer.diagnosis import Diagnosis
 from reducer.errors import InputError
@@ -108,9 +108,9 @@ def _mismatch_repro(case: Case) -> str:
     return runner.replace("EMBEDDED_SPEC = None  # repro.py sets the spec here", f"EMBEDDED_SPEC = {spec}", 1)
 
 
-def _kernel_kind(case: Case) -> str:
+def _kernel_kind(case: Case, info: dict[str, Any]) -> str:
     if case.graph is not None:
-        return f"fused graph kernel of {len(graphs.loads(case.graph)['op_desc'])} ops (MindSpore graph-kernel fusion)"
+        return f"fused graph kernel of {len(info['op_desc'])} ops (MindSpore graph-kernel fusion)"
     return "Hybrid DSL kernel (Custom op, func_type='hybrid')"
 
 
@@ -125,7 +125,7 @@ def _files(b: BundleInput, redact: Redactor) -> dict[str, str]:
         "hardware": b.reduced.target.upper() if b.reduced.target == "cpu" else b.reduced.target,
         "env": env_facts,
         "target": b.reduced.target,
-        "kernel_kind": _kernel_kind(reduced),
+        "kernel_kind": _kernel_kind(reduced, info),
         "function": b.reduced.function or info.get("op", ""),
         "graph_text": graphs.describe(info) if reduced.graph is not None else "",
         "inputs": b.reduced.inputs,
@@ -155,7 +155,7 @@ def _files(b: BundleInput, redact: Redactor) -> dict[str, str]:
             info_json=pprint.pformat(info, sort_dicts=False, width=110),
             attrs_json=repr(reduced.attrs),
             env_json=repr(reduced.env),
-            files_json=repr({FROZEN_TILING: "{}"} if reduced.env.get(TILING_ENV) == FROZEN_TILING else {}),
+            files_json=repr(side_files(reduced)),
             kind=b.signature.kind,
             message_regex=message_regex(b.signature.message),
             where=where,

@@ -477,15 +477,20 @@ def dim_values(graph: Graph) -> list[int]:
     return sorted((v for v in values if v > 1), reverse=True)
 
 
+def _shape_operands_follow(graph: Graph, old: int, new: int) -> None:
+    """Every entry `old` of the shape operands set to `new`, in place."""
+    for op, name, index in shape_operands(graph):
+        value = operand(op, name, index)
+        if isinstance(value, list):
+            set_operand(op, name, index, [new if d == old else d for d in value])
+
+
 def replace_dim_value(graph: Graph, old: int, new: int) -> Graph:
     """Every dim equal to `old` in the graph inputs and shape operands set to `new`. Not yet checked."""
     graph = copy.deepcopy(graph)
     for t in graph_inputs(graph):
         t["shape"] = [new if d == old else d for d in t["shape"]]
-    for op, name, index in shape_operands(graph):
-        value = operand(op, name, index)
-        if isinstance(value, list):
-            set_operand(op, name, index, [new if d == old else d for d in value])
+    _shape_operands_follow(graph, old, new)
     return graph
 
 
@@ -498,10 +503,7 @@ def set_input_dims(graph: Graph, dims: Iterable[tuple[int, int]], value: int) ->
     old = inputs[dims[0][0]]["shape"][dims[0][1]]
     for index, axis in dims:
         inputs[index]["shape"][axis] = value
-    for op, name, position in shape_operands(graph):
-        shape = operand(op, name, position)
-        if isinstance(shape, list):
-            set_operand(op, name, position, [value if d == old else d for d in shape])
+    _shape_operands_follow(graph, old, value)
     return graph
 
 

@@ -12,6 +12,7 @@ from typing import Any
 from reducer import graph as graphs
 from reducer.case import DTYPES, Case, TensorSpec, function_source
 from reducer.errors import InputError, InvalidKernel
+from reducer.kernel import graph_specs
 
 TARGET_INFO = {
     "cpu": {"arch": "x86_64", "cpu": "core-avx2", "feature": "avx", "system": "linux"},
@@ -138,7 +139,7 @@ def _graph_case(path: Path, info: dict[str, Any]) -> Case:
         name=path.stem,
         source="",
         function="",
-        inputs=tuple(TensorSpec(tuple(t["shape"]), t["data_type"]) for t in graphs.graph_inputs(graph)),
+        inputs=graph_specs(graphs.graph_inputs(graph)),
         target=str(info["process"]),
         graph=graphs.dumps(graph),
     )
