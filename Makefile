@@ -18,7 +18,7 @@ install: $(BIN)/reduce
 
 demo: install
 	$(BIN)/reduce corpus/$(CASE)/crash.yaml -o $(OUT) -j $(JOBS)
-	@echo "bundle: $(OUT)/$(CASE)/ (ISSUE.md, repro.py, kernel.py, ...) and $(OUT)/$(CASE).tar.gz"
+	@echo "bundle: $(OUT)/$(CASE)/ (ISSUE.md, repro.py, kernel.info, ...) and $(OUT)/$(CASE).tar.gz"
 
 test: install
 	$(BIN)/ruff check reducer tests bench
