@@ -5,7 +5,7 @@ session and temp dir. A crash or hang kills only the child; the reducer watches 
 
 Protocol, one JSON object per line. Worker -> reducer: {"ready": seconds} after the import, then per
 request {"pid": child pid} and {"status": exit code, negative for a signal}. Reducer -> worker:
-{"dir": temp dir, "log": file for stdout and stderr,
+{"dir": temp dir (also the child's TMPDIR), "log": file for stdout and stderr,
 "argv": [script, args...], "file_limit": bytes}. End of input ends the worker and any child it has.
 """
 
@@ -62,15 +62,20 @@ def _print_from_script(exc: BaseException, script: str) -> None:
     sys.excepthook(type(exc), exc, exc.__traceback__)
 
 
-def _child(request: dict, protocol_fds: tuple[int, ...]) -> None:
-    """In the forked child: become the sandboxed compile, never return."""
+def _child(request: dict, protocol_fds: tuple[int, ...], worker: int) -> None:
+    """In the forked child of `worker`: become the sandboxed compile, never return."""
     code = 1
     try:
         os.setsid()
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        if os.getppid() != worker:  # the worker died before the line above
+            os._exit(1)
         for fd in protocol_fds:
             os.close(fd)
         os.chdir(request["dir"])
+        os.environ["TMPDIR"] = request["dir"]  # as the sandbox gives a cold compile: temp files stay in its dir
+        if "tempfile" in sys.modules:
+            sys.modules["tempfile"].tempdir = None
         log = os.open(request["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         devnull = os.open(os.devnull, os.O_RDONLY)
         os.dup2(devnull, 0)
@@ -142,9 +147,10 @@ def main() -> None:
             request = json.loads(line)
             sys.stdout.flush()
             sys.stderr.flush()
+            worker = os.getpid()
             pid = os.fork()
             if pid == 0:
-                _child(request, (requests, replies, quiet))
+                _child(request, (requests, replies, quiet), worker)
             reply({"pid": pid})
             reply({"status": _wait(pid, requests)})
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import functools
 import os
 import resource
 import shutil
@@ -14,7 +15,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -28,7 +29,8 @@ DIR_CHECK_SECONDS = 0.5
 POLL_SECONDS = 0.02
 TREE_EVERY = 5  # polls between two scans for new processes in the compile's tree
 PR_SET_PDEATHSIG = 1
-PREFIX = "akg-reduce-"
+PREFIX = "akg-reduce-"  # every temp dir of a reducer is PREFIX<its pid>-..., so a later run can sweep it
+OWNER_ENV = "AKG_REDUCE_SANDBOX"  # set for every compile process: the pid of the reducer that started it
 LOG_NAME = ".compile-output"  # stdout and stderr of the compile, in its temp dir
 _cancelled = threading.Event()
 
@@ -61,15 +63,40 @@ class Outcome:
     over_quota: bool = False
 
 
-def die_with_parent() -> None:
-    """In a child before exec: it is killed when the thread that started it dies, even by kill -9."""
+def die_with_parent(parent: int) -> None:
+    """In a child of `parent` before exec: it is killed when the thread that started it dies, even by
+    kill -9, also when that happened between the fork and this call."""
     ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent:
+        os._exit(1)
 
 
-def _limits() -> None:
-    die_with_parent()
+def dying_with_this_process() -> Callable[[], None]:
+    """A preexec_fn: the child dies with the process that starts it."""
+    return functools.partial(die_with_parent, os.getpid())
+
+
+def _limits(parent: int) -> None:
+    die_with_parent(parent)
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     resource.setrlimit(resource.RLIMIT_FSIZE, (FILE_SIZE_LIMIT, FILE_SIZE_LIMIT))
+
+
+@contextlib.contextmanager
+def temp_dir(purpose: str) -> Iterator[Path]:
+    """A new temp dir of this process for `purpose`, removed afterwards (after a kill -9: by the next run's
+    sweep_orphans)."""
+    path = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-{purpose}-"))
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def sandbox_env(env: dict[str, str], workdir: Path) -> dict[str, str]:
+    """`env` as a compile in `workdir` gets it: its temp files go to its own dir (within the quota, removed
+    with it) and it carries the owner mark, by which its processes can be found even after they left the tree."""
+    return {**env, "TMPDIR": str(workdir), OWNER_ENV: str(os.getpid())}
 
 
 def sweep_orphans() -> None:
@@ -150,12 +177,12 @@ class _Subprocess:
             self._proc = subprocess.Popen(
                 command,
                 cwd=workdir,
-                env=env,
+                env=sandbox_env(env, workdir),
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
-                preexec_fn=_limits,
+                preexec_fn=functools.partial(_limits, os.getpid()),
             )
         self.pid = self._proc.pid
 
@@ -193,8 +220,7 @@ def supervise(
     kill its tree at the end and return its Outcome. Setting `cancel` kills it: CompileCancelled."""
     if _cancelled.is_set():
         raise KeyboardInterrupt
-    workdir = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-"))
-    try:
+    with temp_dir("compile") as workdir:
         for name, text in files.items():
             (workdir / name).write_text(text, encoding="utf-8")
         start = time.monotonic()
@@ -255,5 +281,3 @@ def supervise(
             collected=collected,
             over_quota=over_quota,
         )
-    finally:
-        shutil.rmtree(workdir, ignore_errors=True)

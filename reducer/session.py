@@ -25,7 +25,7 @@ from reducer.errors import CompilesFine, FailsDifferently, Flaky, InvalidKernel,
 from reducer.kernel import outputs_of
 from reducer.oracle import Compiler, Counters, Oracle
 from reducer.passes import schedule_for
-from reducer.sandbox import Outcome, allow_compiles, cancel_all, sweep_orphans
+from reducer.sandbox import Outcome, allow_compiles, cancel_all, sweep_orphans, temp_dir
 from reducer.search import Reduction
 from reducer.signature import Signature, matches, signature_of
 from reducer.size import size_of
@@ -260,8 +260,7 @@ def _reduce(
         best = best.with_(timeout=case.timeout)
         events.on_stage("confirming the result")
         outputs = outputs_of(best)
-        with tempfile.TemporaryDirectory(prefix="akg-reduce-ir-") as ir_tmp, ThreadPoolExecutor(1) as side:
-            ir_dir = Path(ir_tmp)
+        with temp_dir("ir") as ir_dir, ThreadPoolExecutor(1) as side:
             # The IR dump compiles cold, as repro.py does: the bundle's log is what a maintainer will see.
             # With spare cores it runs alongside the confirmation runs.
             dump = functools.partial(_dump_ir, best, outputs, expectation, ir_dir, repeat)

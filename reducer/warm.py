@@ -48,7 +48,7 @@ class Worker:
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=self._errors,
-                env=env,
+                env={**env, sandbox.OWNER_ENV: str(os.getpid())},
                 start_new_session=True,  # Ctrl-C reaches the reducer, which ends the worker itself
             )
         except OSError as exc:

@@ -12,7 +12,6 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -23,7 +22,7 @@ from reducer.errors import CompilesFine, FailsDifferently, Flaky, InputError
 from reducer.inputs import load_input, original_files
 from reducer.kernel import outputs_of
 from reducer.oracle import Counters
-from reducer.sandbox import die_with_parent
+from reducer.sandbox import dying_with_this_process, temp_dir
 from reducer.session import Events, Settings, reduce_case
 from reducer.signature import Signature, matches, signature_of
 from reducer.size import size_of
@@ -96,13 +95,17 @@ def run_isolated(spec: dict[str, Any]) -> dict[str, Any]:
     """`spec` run in a child process; a child that fails, dies or outlives `spec['case_timeout']` gives an
     error result with the end of its stderr."""
     start = time.monotonic()
-    with tempfile.TemporaryDirectory(prefix="akg-reduce-job-") as tmp:
-        spec_path, result_path = Path(tmp) / "spec.json", Path(tmp) / "result.json"
+    with temp_dir("job") as tmp:
+        spec_path, result_path = tmp / "spec.json", tmp / "result.json"
         spec_path.write_text(json.dumps(spec))
         command = [sys.executable, "-m", "reducer.nightly.job", str(spec_path), str(result_path)]
-        with open(Path(tmp) / "stderr", "w+") as stderr:
+        with open(tmp / "stderr", "w+") as stderr:
             proc = subprocess.Popen(
-                command, stdout=subprocess.DEVNULL, stderr=stderr, start_new_session=True, preexec_fn=die_with_parent
+                command,
+                stdout=subprocess.DEVNULL,
+                stderr=stderr,
+                start_new_session=True,
+                preexec_fn=dying_with_this_process(),
             )
             try:
                 proc.wait(spec.get("case_timeout"))
