@@ -54,8 +54,13 @@ def build_info(case: Case, outputs: tuple[TensorSpec, ...]) -> dict[str, Any]:
     """The `.info` dict for `case` whose inferred outputs are `outputs`; a fused graph is its own `.info`."""
     if case.graph is not None:
         return graphs.loads(case.graph)
-    source_hash = hashlib.sha256(case.source.encode()).hexdigest()
+    # As MindSpore writes it for ops.Custom(func, func_type="hybrid") without out_shape (tests/data/custom/),
+    # but for imply_path: MindSpore writes the path of its own _ms_kernel.py there (AKG does not read it) and
+    # hashes it into uniq_name; left empty, the .info names no local path and is the same on every machine.
+    imply_path = ""
+    source_hash = hashlib.sha256((imply_path + case.source).encode()).hexdigest()
     attrs = [
+        _attr("imply_path", "str", imply_path),
         _attr("multi_output", "bool", len(outputs) > 1),
         _attr("func_type", "str", "hybrid"),
         _attr("func_source_str", "str", case.source),
@@ -64,10 +69,12 @@ def build_info(case: Case, outputs: tuple[TensorSpec, ...]) -> dict[str, Any]:
         _attr("uniq_name", "str", f"Custom_{case.function}_{source_hash}"),
         _attr("func_name", "str", case.function),
         _attr("inputs_num", "int", len(case.inputs)),
+        _attr("autodiff", "bool", False),
     ]
     inplace = _inplace_outputs(case.source)
     if inplace:
-        attrs.insert(0, _attr("inplace_assign_output", "str", " ".join(f"{o} {i}" for o, i in inplace)))
+        after = next(i for i, a in enumerate(attrs) if a["name"] == "output_is_dynamic_shape") + 1
+        attrs.insert(after, _attr("inplace_assign_output", "str", " ".join(f"{o} {i}" for o, i in inplace)))
     inputs = [[_tensor(t, f"input_{i}")] for i, t in enumerate(case.inputs)]
     op_inputs = [[_tensor(t, f"input_{i}", f"input_{i}")] for i, t in enumerate(case.inputs)]
     outs = [_tensor(t, f"output_0_{i}") for i, t in enumerate(outputs)]
