@@ -30,7 +30,6 @@ from reducer.signature import Signature, message_regex
 from reducer.size import Size
 from reducer.stage import failing_stage
 
-TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 MARKER = ".akg-reduce-bundle"
 SECRET_NAME = re.compile(r"TOKEN|KEY|PASSWORD|SECRET|PASSWD|CREDENTIAL", re.IGNORECASE)
 KEY_LOG_LINES = 12
@@ -93,7 +92,7 @@ def _key_log(log: str, signature: Signature) -> str:
 
 def _render(template: str, **context: Any) -> str:
     env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(TEMPLATES),
+        loader=jinja2.PackageLoader("reducer", "templates"),
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
         trim_blocks=True,

@@ -18,7 +18,6 @@ from reducer.nightly.buckets import buckets
 from reducer.nightly.job import FAILING
 from reducer.nightly.state import CorpusState
 
-TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
 PLOT_WIDTH, PLOT_HEIGHT = 640, 180
 
 
@@ -96,7 +95,7 @@ def _write_atomic(path: Path, text: str) -> None:
 def write_reports(out: Path, state: CorpusState, slugs: list[str], run: int) -> list[Path]:
     data = report_data(state, slugs, run)
     env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(TEMPLATES),
+        loader=jinja2.PackageLoader("reducer", "templates"),
         undefined=jinja2.StrictUndefined,
         autoescape=jinja2.select_autoescape(["html"]),
         keep_trailing_newline=True,
