@@ -1,16 +1,22 @@
-"""Shared fixtures: a case on disk compiled by the fake compiler, and the real-AKG skip marker."""
+"""Shared fixtures: a case on disk compiled by the fake compiler, the real-AKG skip marker, and the
+isolation every test gets (its own cache and temp dir; nothing of it left running or on disk)."""
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
-import os
 import shutil
+import tempfile
 import textwrap
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import psutil
 import pytest
 import yaml
+
+from reducer.sandbox import OWNER_ENV, PREFIX
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -77,27 +83,66 @@ def fake_case(tmp_path: Path) -> Path:
     return write_case(tmp_path / "matmul_bias")
 
 
-@pytest.fixture(scope="session", autouse=True)
-def private_compile_cache(tmp_path_factory: pytest.TempPathFactory):
-    """Every `reduce` the suite runs uses a fresh persistent cache, never the user's."""
-    os.environ["AKG_REDUCE_CACHE"] = str(tmp_path_factory.mktemp("cache") / "compiles.sqlite")
-    yield
-    del os.environ["AKG_REDUCE_CACHE"]
+def sandboxed_processes(owner: int | None = None) -> list[psutil.Process]:
+    """Live processes the sandbox marked as compiles (or warm workers) of the reducer `owner`; of reducers
+    that are gone when None. Found by the mark in their environment, so also after they left the tree."""
+    found = []
+    for proc in psutil.process_iter():
+        try:
+            mark = proc.environ().get(OWNER_ENV)
+            if mark is None or proc.status() == psutil.STATUS_ZOMBIE:
+                continue
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            continue
+        if (owner is None and not psutil.pid_exists(int(mark))) or mark == str(owner):
+            found.append(proc)
+    return found
 
 
-@pytest.fixture(scope="session", autouse=True)
-def nothing_left_behind():
-    """After the whole suite: no compile process still running and no sandbox temp dir left."""
-    import tempfile
+def wait_until(condition: Callable[[], object], seconds: float, what: str) -> None:
+    """Poll `condition` until it is true; fail naming `what` after `seconds` (a bound, not a pace)."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what}: not within {seconds:g} s")
+        time.sleep(0.02)
 
-    tmp = Path(tempfile.gettempdir())
-    before = set(tmp.glob("akg-reduce-*"))
-    yield
-    children = psutil.Process().children(recursive=True)
-    assert not children, [c.cmdline() for c in children]
 
-    def ours(path: Path) -> bool:  # made by this suite: by this process or by a reducer it ran (now gone)
-        pid = path.name.removeprefix("akg-reduce-").split("-")[0]
-        return pid.isdigit() and (int(pid) == os.getpid() or not psutil.pid_exists(int(pid)))
+def describe(procs: list[psutil.Process]) -> list[str]:
+    """What a process is, for a failure message."""
+    facts = []
+    for proc in procs:
+        try:
+            facts.append(f"{proc.pid} (parent {proc.ppid()}, {proc.status()}): {' '.join(proc.cmdline())[:300]}")
+        except psutil.NoSuchProcess:
+            facts.append(f"{proc.pid} (gone)")
+    return facts
 
-    assert not [p for p in set(tmp.glob("akg-reduce-*")) - before if ours(p)]
+
+@pytest.fixture(autouse=True)
+def isolated(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """Every test has its own persistent compile cache and its own temp dir (for itself and every reducer
+    it starts); afterwards no process it started is alive, no compile is orphaned and no temp dir of ours
+    is left in its temp dir."""
+    state = tmp_path_factory.mktemp("state")
+    tmp = state / "tmp"
+    tmp.mkdir()
+    monkeypatch.setenv("AKG_REDUCE_CACHE", str(state / "compiles.sqlite"))
+    monkeypatch.setenv("TMPDIR", str(tmp))
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp))
+    yield tmp
+    problems = []
+    _, alive = psutil.wait_procs(psutil.Process().children(recursive=True), timeout=10)
+    if alive:
+        problems.append(f"processes still running: {describe(alive)}")
+    try:
+        wait_until(lambda: not sandboxed_processes(), 10, "orphaned compiles end")
+    except AssertionError:
+        problems.append(f"compiles outlived their reducer: {describe(sandboxed_processes())}")
+    for proc in alive + sandboxed_processes():
+        with contextlib.suppress(psutil.NoSuchProcess):
+            proc.kill()
+    left = sorted(p.name for p in tmp.glob(f"{PREFIX}*"))
+    if left:
+        problems.append(f"temp dirs left: {left}")
+    assert not problems, problems

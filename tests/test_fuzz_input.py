@@ -8,6 +8,7 @@ import json
 import tempfile
 from pathlib import Path
 
+import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -100,6 +101,7 @@ def _check(content: bytes) -> None:
     assert "Traceback (most recent call last)" not in result.stderr + result.stdout
 
 
+@pytest.mark.timeout(900)  # 8,000 examples: ~140 s on an idle core
 @settings(max_examples=8000, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
 @given(documents)
 def test_malformed_documents(data: object) -> None:

@@ -14,6 +14,7 @@ import pytest
 from conftest import HERE
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from numpy_graph import numpy_mismatches
 
 from reducer import graph as graphs
 from reducer.case import load_case
@@ -101,6 +102,7 @@ def test_graphs_written_by_mindspore_load_and_infer_as_recorded(path: Path) -> N
     info = json.loads(path.read_text())
     assert case.kind == "graph" and case.name == path.stem
     assert graphs.mismatches(info) == []
+    assert numpy_mismatches(info) == []  # the independent check agrees with MindSpore too
     assert [list(t.shape) for t in outputs_of(case)] == [t["shape"] for t in info["output_desc"]]
     assert size_of(case).ops == len(info["op_desc"])
 
@@ -224,9 +226,9 @@ def test_every_candidate_of_every_graph_pass_is_a_valid_smaller_graph(data: st.D
     assert candidates
     for candidate in candidates:
         graph = graphs.loads(candidate.graph or "")
-        assert graphs.mismatches(graph) == []
+        assert numpy_mismatches(graph) == []  # the shapes it records are what numpy computes
         assert with_graph(candidate, copy.deepcopy(graph)).graph == candidate.graph  # already pruned and inferred
-        assert size_of(candidate) != size
+        assert size_of(candidate) < size
 
 
 def test_crash_yaml_may_name_an_info_kernel(tmp_path: Path) -> None:

@@ -14,7 +14,8 @@ import yaml
 from conftest import write_case
 
 from reducer import session
-from reducer.case import load_case
+from reducer.case import Expectation, load_case
+from reducer.oracle import Oracle
 from reducer.session import CONFIRM_RUNS, PROBE_RUNS, Settings, reduce_case
 from reducer.size import size_of
 
@@ -53,31 +54,55 @@ def test_reduction_keeps_the_bug_and_shrinks_everything(fake_case: Path, tmp_pat
     assert (bundle.parent / f"{bundle.name}.tar.gz").is_file()
 
 
+def _without_statement(source: str, index: int) -> str | None:
+    """`source` with its `index`-th statement (in walk order, any block level) deleted; None past the last.
+    A block left empty gets `pass`, so the candidate is still Python."""
+    tree = ast.parse(source)
+    func = tree.body[0]
+    assert isinstance(func, ast.FunctionDef)
+    blocks = [n for n in ast.walk(func) if hasattr(n, "body") and isinstance(n.body, list)]
+    slots = [(block, i) for block in blocks for i in range(len(block.body))]
+    if index >= len(slots):
+        return None
+    block, i = slots[index]
+    del block.body[i]
+    if not block.body:
+        block.body.append(ast.Pass())
+    return ast.unparse(tree)
+
+
 def test_reduced_kernel_is_one_minimal(fake_case: Path, tmp_path: Path) -> None:
     """Deleting any single statement of the result loses the failure."""
     bundle, _ = _reduce(fake_case, tmp_path / "out")
-    source = (bundle / "kernel.py").read_text()
-    func = ast.parse(source).body[0]
-    assert isinstance(func, ast.FunctionDef)
-    loops = [n for n in ast.walk(func) if isinstance(n, ast.For)]
-    assert len(loops) == 2  # the fake fires only at loop depth >= 2
+    reduced = load_case(bundle / "crash.yaml").with_(compiler=load_case(fake_case).compiler)  # as reduced
+    expect = Expectation("error", "Check failed: gemm_m.size() <= FormatM.size()", "fake_tiling.cc:193")
+    deletions = []
+    with Oracle(expect) as oracle:
+        assert oracle.interesting(reduced)
+        index = 0
+        while (source := _without_statement(reduced.source, index)) is not None:
+            deletions.append(source)
+            assert not oracle.interesting(reduced.with_(source=source)), source
+            index += 1
+    assert len(deletions) >= 3  # the output, the loops, the store: each is needed
+
+
+def test_attrs_the_failure_does_not_need_are_removed(tmp_path: Path) -> None:
+    """`needed: true` is the fake's default, so deleting it keeps the failure: it goes, like the other."""
+    crash = write_case(tmp_path / "needs_attr", attrs={"needed": True, "enable_auto_inline": False})
+    bundle, _ = _reduce(crash, tmp_path / "out")
+    assert load_case(bundle / "crash.yaml").attrs == {}
 
 
 def test_an_attr_the_failure_needs_is_kept(tmp_path: Path) -> None:
-    crash = write_case(tmp_path / "needs_attr", attrs={"needed": True, "enable_auto_inline": False})
-    # `needed: true` is also the fake's default, so make the default not fail: flip it via a wrapper case
-    # where the attr value matters: false would hide the bug, deleting it keeps it (default true).
+    """With a compiler whose default is `needed: false`, the failure needs the attr: it stays, alone."""
+    crash = write_case(tmp_path / "needs_attr", attrs={"needed": True, "other": 1})
+    compiler = crash.parent / "fake_compiler.py"
+    text = compiler.read_text()
+    assert 'attrs.get("needed", True)' in text
+    compiler.write_text(text.replace('attrs.get("needed", True)', 'attrs.get("needed", False)'))
     bundle, _ = _reduce(crash, tmp_path / "out")
-    assert load_case(bundle / "crash.yaml").attrs == {}
-    crash2 = write_case(tmp_path / "needs_attr2", attrs={"needed": True, "other": 1}, compiler="fake_compiler.py")
-    text = (
-        (crash2.parent / "fake_compiler.py")
-        .read_text()
-        .replace('attrs.get("needed", True)', 'attrs.get("needed", False)')
-    )
-    (crash2.parent / "fake_compiler.py").write_text(text)
-    bundle2, _ = _reduce(crash2, tmp_path / "out2")
-    assert load_case(bundle2 / "crash.yaml").attrs == {"needed": True}
+    assert load_case(bundle / "crash.yaml").attrs == {"needed": True}
 
 
 def test_reduction_never_ends_on_another_bug(tmp_path: Path) -> None:

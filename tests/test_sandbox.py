@@ -3,7 +3,10 @@ Every test runs twice: as a new process (cold) and as a child forked from a warm
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import os
+import resource
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
@@ -11,7 +14,7 @@ from pathlib import Path
 
 import psutil
 import pytest
-from conftest import processes_mentioning
+from conftest import sandboxed_processes
 
 from reducer.sandbox import Outcome, run_sandboxed, supervise
 from reducer.warm import Worker
@@ -19,52 +22,101 @@ from reducer.warm import Worker
 ENV = {"PATH": "/usr/bin:/bin"}
 
 
-@pytest.fixture(params=["cold", "warm"])
-def launch(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[Callable[..., Outcome]]:
-    """`launch(code, timeout, memory)` runs Python `code` as one sandboxed compile."""
-    if request.param == "cold":
-        yield lambda code, timeout, memory: run_sandboxed([sys.executable, "-c", code], {}, ENV, timeout, memory)
-        return
-    scripts_dir = tmp_path_factory.mktemp("scripts")
-    worker = Worker(sys.executable, str(scripts_dir / "unused.py"), ENV)
-    scripts = iter(range(1000))
+class Launcher:
+    """Runs Python code as one sandboxed compile, cold (a new process) or warm (forked from a worker)."""
 
-    def warm(code: str, timeout: float, memory: int) -> Outcome:
-        script = scripts_dir / f"compile{next(scripts)}.py"
+    def __init__(self, mode: str, scripts_dir: Path) -> None:
+        self.worker = Worker(sys.executable, str(scripts_dir / "unused.py"), ENV) if mode == "warm" else None
+        self._scripts_dir = scripts_dir
+        self._scripts = iter(range(1000))
+
+    def run(self, code: str, timeout: float = 5, memory: int = 512, collect=None) -> Outcome:
+        if self.worker is None:
+            return run_sandboxed([sys.executable, "-c", code], {}, ENV, timeout, memory, collect)
+        script = self._scripts_dir / f"compile{next(self._scripts)}.py"
         script.write_text(code)
-        return supervise(functools.partial(worker.launch, [str(script)]), {}, timeout, memory)
+        return supervise(functools.partial(self.worker.launch, [str(script)]), {}, timeout, memory, collect)
 
-    yield warm
-    assert not psutil.Process(worker._proc.pid).children(recursive=True)  # no compile outlived its limits
-    worker.stop()
+    def compiles_alive(self) -> list[psutil.Process]:
+        """Compile processes of this test still running (the warm worker itself is not one)."""
+        worker = self.worker._proc.pid if self.worker else None
+        return [p for p in sandboxed_processes(os.getpid()) if p.pid != worker]
+
+
+@pytest.fixture(params=["cold", "warm"])
+def mode(request: pytest.FixtureRequest) -> str:
+    return request.param
+
+
+@contextlib.contextmanager
+def launching(mode: str, scripts_dir: Path) -> Iterator[Launcher]:
+    launcher = Launcher(mode, scripts_dir)
+    try:
+        yield launcher
+        assert not launcher.compiles_alive()  # no compile outlived its limits
+    finally:
+        if launcher.worker:
+            launcher.worker.stop()
 
 
 @pytest.fixture
-def py(launch: Callable[..., Outcome]) -> Callable[..., Outcome]:
-    def run(code: str, timeout: float = 5, memory: int = 512) -> Outcome:
-        return launch(code, timeout, memory)
-
-    return run
+def launcher(mode: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Launcher]:
+    with launching(mode, tmp_path_factory.mktemp("scripts")) as launcher:
+        yield launcher
 
 
-def test_hang_times_out_and_leaves_no_process(py) -> None:
-    out = py("import time; time.sleep(600)  # hang-marker-1", timeout=1)
+@pytest.fixture
+def py(launcher: Launcher) -> Callable[..., Outcome]:
+    return launcher.run
+
+
+def test_hang_times_out_and_leaves_no_process(launcher: Launcher) -> None:
+    out = launcher.run("import time; time.sleep(60)", timeout=1)
     assert out.timed_out and out.seconds < 10
-    assert not processes_mentioning("hang-marker-1")
+    assert not launcher.compiles_alive()
 
 
-def test_children_ignoring_sigterm_are_killed(py) -> None:
+def test_children_ignoring_sigterm_are_killed(launcher: Launcher) -> None:
     code = (
         "import os, signal, time\n"
         "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
-        "if os.fork() == 0:\n    time.sleep(600)  # child-marker-2\n"
-        "time.sleep(600)  # child-marker-2\n"
+        "if os.fork() == 0:\n    time.sleep(600)\n"
+        "time.sleep(600)\n"
     )
-    out = py(code, timeout=1)
+    out = launcher.run(code, timeout=1)
     assert out.timed_out
-    assert not processes_mentioning("child-marker-2")
+    assert not launcher.compiles_alive()
+
+
+def test_a_daemonised_grandchild_dies_with_the_compile(launcher: Launcher) -> None:
+    """A grandchild whose parent exited at once is no longer in the compile's tree; its process group
+    still holds it."""
+    code = (
+        "import os, time\n"
+        "if os.fork() == 0:\n"
+        "    if os.fork() == 0:\n        time.sleep(600)\n"
+        "    os._exit(0)\n"
+        "time.sleep(1)\n"
+    )
+    out = launcher.run(code)
+    assert out.returncode == 0
+    assert not launcher.compiles_alive()
+
+
+def test_core_dumps_are_off(mode: str, tmp_path: Path) -> None:
+    """Even when the reducer (and so a warm worker) may dump core, a crashing compile writes no core file:
+    AKG's can be gigabytes."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_CORE)
+    resource.setrlimit(resource.RLIMIT_CORE, (hard, hard))
+    try:
+        with launching(mode, tmp_path) as launcher:
+            code = "import ctypes, resource\nprint(resource.getrlimit(resource.RLIMIT_CORE), flush=True)\n"
+            out = launcher.run(code + "ctypes.string_at(0)", collect=lambda d: [p.name for p in d.iterdir()])
+    finally:
+        resource.setrlimit(resource.RLIMIT_CORE, (soft, hard))
+    assert out.signal == 11
+    assert out.output.startswith("(0, 0)")
+    assert not [name for name in out.collected if name.startswith("core")]
 
 
 def test_segfault_is_a_signal(py) -> None:
@@ -93,8 +145,9 @@ def test_exit_zero_that_prints_an_error_is_an_error(py) -> None:
 
 def test_temp_dirs_are_removed(py, tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    py("open('big.bin', 'wb').write(b'0' * 1000)")
-    py("import time; time.sleep(60)", timeout=0.5)
+    # the compile's own temp files go to its dir: they are removed with it, also when it is killed
+    py("import tempfile; open(tempfile.mkstemp()[1], 'wb').write(b'0' * 1000)")
+    py("import tempfile, time; tempfile.mkdtemp(); time.sleep(60)", timeout=0.5)
     assert list(tmp_path.iterdir()) == []
 
 

@@ -8,12 +8,11 @@ import re
 import signal
 import textwrap
 import threading
-import time
 from pathlib import Path
 
 import psutil
 import pytest
-from conftest import CORPUS, MATMUL_KERNEL, needs_akg
+from conftest import CORPUS, MATMUL_KERNEL, needs_akg, wait_until
 
 from reducer.akg import compile_case
 from reducer.case import Case, TensorSpec, function_source, load_case
@@ -94,8 +93,11 @@ def test_a_killed_worker_is_replaced_and_its_compile_rerun(script: Path, pool: W
     result: list[Outcome] = []
     thread = threading.Thread(target=lambda: result.append(compile_(case_for(script, mode="sleep", seconds=2), pool)))
     thread.start()
-    time.sleep(0.5)
+    wait_until(lambda: worker.children(), 30, "the compile forked from the worker")
+    (child,) = worker.children()
     worker.kill()
+    psutil.wait_procs([child], timeout=10)
+    assert not child.is_running()  # a compile does not outlive its worker
     thread.join(60)
     assert result and result[0].returncode == 0 and "Check failed: done" in result[0].output
     assert pool.started == 2
@@ -119,6 +121,7 @@ def log(outcome: Outcome) -> str:
     return mask(re.sub(r"AKG:\S+", "AKG:", outcome.output))
 
 
+@pytest.mark.akg
 @needs_akg
 def test_warm_and_cold_agree_on_every_corpus_case(pool: WorkerPool) -> None:
     for crash in sorted(CORPUS.glob("*/crash.yaml")):
