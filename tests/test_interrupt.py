@@ -163,9 +163,11 @@ def test_a_compile_dies_with_its_killed_warm_worker(tmp_path: Path) -> None:
     children = compiles_in_flight(proc.pid)
     workers = {c.ppid() for c in children} - {proc.pid}
     assert workers, "the compiles run in warm workers"
+    proc.send_signal(signal.SIGSTOP)  # the reducer cannot kill them meanwhile: only their PDEATHSIG can
     for worker in workers:
         psutil.Process(worker).kill()
     _, alive = psutil.wait_procs(children, timeout=10)
+    proc.send_signal(signal.SIGCONT)
     proc.kill()
     proc.communicate()
     assert not alive, describe(alive)

@@ -143,6 +143,11 @@ def test_exit_zero_that_prints_an_error_is_an_error(py) -> None:
     assert signature_of(out, 5).kind == "error"
 
 
+def test_a_compiles_temp_files_go_to_its_own_dir(py) -> None:
+    out = py("import tempfile; print(tempfile.gettempdir())", collect=str)
+    assert out.output.strip() == out.collected
+
+
 def test_temp_dirs_are_removed(py, tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     # the compile's own temp files go to its dir: they are removed with it, also when it is killed
