@@ -13,6 +13,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from reducer import pyparse
 from reducer.errors import InputError
 
 DTYPES = ("float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool")
@@ -220,7 +221,7 @@ def _expanded_size(node: yaml.Node, memo: dict[int, int]) -> int:
 def function_source(source: str, function: str | None, origin: str) -> tuple[str, str]:
     """Cut the named (or the only) function out of a module, as MindSpore does: from `def` on."""
     try:
-        tree = ast.parse(source)
+        tree = pyparse.parse(source)
     except SyntaxError as exc:
         raise InputError(f"{origin}: Python syntax error at line {exc.lineno}: {exc.msg}") from None
     except (RecursionError, ValueError, MemoryError) as exc:
@@ -334,7 +335,7 @@ def _env_text(value: str | int | float | bool) -> str:
 
 
 def _parameters(source: str) -> list[str]:
-    func = ast.parse(source).body[0]
+    func = pyparse.parse(source).body[0]
     assert isinstance(func, ast.FunctionDef)
     return [a.arg for a in func.args.args]
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from reducer import pyparse
 from reducer.case import Case, TensorSpec
 from reducer.errors import InvalidKernel
 
@@ -93,7 +94,7 @@ LINE_BUDGET = 200_000
 
 def parse_function(source: str) -> ast.FunctionDef:
     try:
-        tree = ast.parse(source)
+        tree = pyparse.parse(source)
     except SyntaxError as exc:
         raise InvalidKernel(f"syntax error: {exc.msg}") from None
     if len(tree.body) != 1 or not isinstance(tree.body[0], ast.FunctionDef):

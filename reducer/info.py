@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from reducer import graph as graphs
+from reducer import pyparse
 from reducer.case import DTYPES, Case, TensorSpec, function_source
 from reducer.errors import InputError, InvalidKernel
 from reducer.kernel import graph_specs
@@ -34,7 +35,7 @@ def _attr(name: str, data_type: str, value: Any) -> dict[str, Any]:
 
 def _inplace_outputs(source: str) -> list[tuple[int, int]]:
     """Which outputs are really inputs (returned parameters), as MindSpore's `inplace_assign_output`."""
-    func = ast.parse(source).body[0]
+    func = pyparse.parse(source).body[0]
     assert isinstance(func, ast.FunctionDef)
     params = [a.arg for a in func.args.args]
     for node in ast.walk(func):

@@ -15,6 +15,7 @@ import tokenize
 from typing import NamedTuple
 
 from reducer import graph as graphs
+from reducer import pyparse
 from reducer.case import Case
 
 _SKIP_TOKENS = {
@@ -98,7 +99,7 @@ def graph_size(case: Case) -> Size:
 def size_of(case: Case) -> Size:
     if case.graph is not None:
         return graph_size(case)
-    tree = ast.parse(case.source)
+    tree = pyparse.parse(case.source)
     return Size(
         ops=1,
         tokens=count_tokens(case.source),

@@ -7,13 +7,14 @@ import ast
 import copy
 from collections.abc import Callable, Iterator
 
+from reducer import pyparse
 from reducer.case import Case
 
 Replacement = ast.AST | list[ast.stmt]
 
 
 def parse(case: Case) -> ast.FunctionDef:
-    func = ast.parse(case.source).body[0]
+    func = pyparse.parse(case.source).body[0]
     assert isinstance(func, ast.FunctionDef)
     return func
 
