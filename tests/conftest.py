@@ -73,11 +73,6 @@ def write_case(folder: Path, kernel: str = MATMUL_KERNEL, **fields: object) -> P
     return path
 
 
-def processes_mentioning(text: str) -> list[psutil.Process]:
-    """Running processes whose command line contains `text`."""
-    return [p for p in psutil.process_iter(["cmdline"]) if text in " ".join(p.info["cmdline"] or [])]
-
-
 @pytest.fixture
 def fake_case(tmp_path: Path) -> Path:
     return write_case(tmp_path / "matmul_bias")
