@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from reducer.case import load_case
+from reducer.core.case import load_case
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"
 

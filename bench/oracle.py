@@ -20,17 +20,17 @@ from pathlib import Path
 
 from corpus_cases import CORPUS, crash_cases
 
-from reducer.akg import compile_case, compile_env, find_toolchain
-from reducer.case import Case, load_case
-from reducer.info import info_text
-from reducer.kernel import outputs_of
-from reducer.warm import WorkerPool
+from reducer.compile.akg import compile_case, compile_env, find_toolchain
+from reducer.core.case import Case, load_case
+from reducer.kernels.info import info_text
+from reducer.kernels.kinds import outputs_of
+from reducer.compile.warm import WorkerPool
 
 # The in-process side: imports AKG once, then for each request line (a .info path and attrs) compiles in
 # a fresh dir and prints the seconds compilewithjson took. Errors are the point, so they are swallowed.
 IN_PROCESS = r"""
 import json, os, sys, tempfile, time
-from reducer.akg_worker import preload
+from reducer.compile.akg_worker import preload
 replies = os.fdopen(os.dup(1), "w")
 quiet = os.open(os.devnull, os.O_WRONLY)
 os.dup2(quiet, 1)  # AKG's C++ log writes to the fds, not to sys.stdout

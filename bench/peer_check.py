@@ -15,10 +15,10 @@ import os
 import sys
 from pathlib import Path
 
-from reducer.akg import compile_case
-from reducer.case import Case, Expectation, TensorSpec
-from reducer.hybrid import InvalidKernel, infer_outputs
-from reducer.signature import matches, signature_of
+from reducer.compile.akg import compile_case
+from reducer.core.case import Case, Expectation, TensorSpec
+from reducer.kernels.hybrid import InvalidKernel, infer_outputs
+from reducer.compile.signature import matches, signature_of
 
 
 def parse_single_file(text: str) -> Case:

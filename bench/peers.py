@@ -29,9 +29,9 @@ from pathlib import Path
 
 from peer_check import parse_single_file, single_file
 
-from reducer.case import Case, load_case
+from reducer.core.case import Case, load_case
 from reducer.session import Settings, adaptive_timeout, original_signature, reduce_case
-from reducer.size import size_of
+from reducer.kernels.size import size_of
 
 HERE = Path(__file__).resolve().parent
 CORPUS = HERE.parent / "corpus"

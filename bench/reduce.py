@@ -3,13 +3,17 @@ candidates rejected without a compile, cache hits, wall time, ops (fused graphs)
 and whether every configuration ended on the same case. Configurations: `-j 1` and `-j 2` (warm
 workers, no persistent cache: every run pays for its compiles), plus `--cold` runs when asked.
 
-Usage: python bench/reduce.py [--cold] [case ...]
+Usage: python bench/reduce.py [--cold] [--save DIR] [case ...]
+
+`--save DIR` copies each case's final kernel.info, crash.yaml and reduction.json (from the `-j 1` run) to
+DIR/<case>/, so two checkouts can be compared with `diff -r`.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import statistics
 import tempfile
 import time
@@ -17,7 +21,7 @@ from pathlib import Path
 
 from corpus_cases import CORPUS, crash_cases
 
-from reducer.case import load_case
+from reducer.core.case import load_case
 from reducer.session import Settings, reduce_case
 
 
@@ -25,6 +29,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("cases", nargs="*")
     parser.add_argument("--cold", action="store_true", help="also run -j 2 with a new process per compile")
+    parser.add_argument("--save", type=Path, help="copy each case's final files (-j 1) to SAVE/<case>/")
     args = parser.parse_args()
     names = args.cases or crash_cases()
     configs = {"-j 1": Settings(jobs=1, diagnose=False), "-j 2": Settings(jobs=2, diagnose=False)}
@@ -45,6 +50,8 @@ def main() -> None:
                 bundle, stats = reduce_case(load_case(crash), files, Path(out) / label.replace(" ", ""), settings)
                 walls[label] = time.monotonic() - start
                 kernels.add((bundle / "kernel.info").read_text() + (bundle / "crash.yaml").read_text())
+                if args.save and label == "-j 1":
+                    _save(bundle, args.save / name)
                 r = json.loads((bundle / "reduction.json").read_text())
                 o, m = r["original"], r["reduced"]
                 print(
@@ -56,6 +63,16 @@ def main() -> None:
                 )
             speedups.append(walls["-j 2"] / walls["-j 1"])
     print(f"wall -j 2 / -j 1: median {statistics.median(speedups):.2f} (per case: {[round(s, 2) for s in speedups]})")
+
+
+def _save(bundle: Path, dest: Path) -> None:
+    dest.mkdir(parents=True, exist_ok=True)
+    for name in ("kernel.info", "crash.yaml"):
+        shutil.copy(bundle / name, dest / name)
+    reduction = json.loads((bundle / "reduction.json").read_text())
+    for timing in ("seconds", "wall_seconds", "elapsed"):
+        reduction.pop(timing, None)
+    (dest / "reduction.json").write_text(json.dumps(reduction, indent=1, sort_keys=True) + "\n")
 
 
 if __name__ == "__main__":

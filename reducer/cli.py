@@ -15,15 +15,15 @@ import typer
 from rich.console import Console
 from rich.progress import Progress, TextColumn
 
-from reducer.cache import default_cache_path
-from reducer.case import Case
-from reducer.diagnosis import DEFAULT_BUDGET
-from reducer.errors import InputError, NotFailingError
-from reducer.inputs import load_input, original_files
+from reducer.compile.cache import default_cache_path
+from reducer.core.case import Case
+from reducer.diagnosis.diagnose import DEFAULT_BUDGET
+from reducer.core.errors import InputError, NotFailingError
+from reducer.inputs.load import load_input, original_files
 from reducer.nightly.run import NightOptions, run_night
-from reducer.oracle import Counters
+from reducer.search.oracle import Counters
 from reducer.session import Events, Settings, original_signature, reduce_case
-from reducer.size import Size, size_of
+from reducer.kernels.size import Size, size_of
 
 EXIT_BAD_INPUT = 2
 EXIT_NOT_FAILING = 3

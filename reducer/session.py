@@ -16,20 +16,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from reducer.akg import compile_case, find_toolchain, freeze_attrs
-from reducer.bundle import BundleInput, refuse_foreign, write_bundle
-from reducer.cache import CompileCache
-from reducer.case import Case, Expectation, TensorSpec
-from reducer.diagnosis import DEFAULT_BUDGET, Diagnosis, diagnose
-from reducer.errors import CompilesFine, FailsDifferently, Flaky, InvalidKernel, NotFailingError
-from reducer.kernel import outputs_of
-from reducer.oracle import Compiler, Counters, Oracle
-from reducer.passes import schedule_for
-from reducer.sandbox import Outcome, allow_compiles, cancel_all, sweep_orphans, temp_dir
-from reducer.search import Reduction
-from reducer.signature import Signature, matches, signature_of
-from reducer.size import size_of
-from reducer.warm import WorkerPool
+from reducer.compile.akg import compile_case, find_toolchain, freeze_attrs
+from reducer.bundle.write import BundleInput, refuse_foreign, write_bundle
+from reducer.compile.cache import CompileCache
+from reducer.core.case import Case, Expectation, TensorSpec
+from reducer.diagnosis.diagnose import DEFAULT_BUDGET, Diagnosis, diagnose
+from reducer.core.errors import CompilesFine, FailsDifferently, Flaky, InvalidKernel, NotFailingError
+from reducer.kernels.kinds import outputs_of
+from reducer.search.oracle import Compiler, Counters, Oracle
+from reducer.search.passes import schedule_for
+from reducer.compile.sandbox import Outcome, allow_compiles, cancel_all, sweep_orphans, temp_dir
+from reducer.search.reduction import Reduction
+from reducer.compile.signature import Signature, matches, signature_of
+from reducer.kernels.size import size_of
+from reducer.compile.warm import WorkerPool
 
 CONFIRM_RUNS = 3
 PROBE_RUNS = 3
@@ -46,7 +46,7 @@ class Settings:
     repeat: int = 1  # flaky failures: a candidate counts when any of `repeat` compiles fails the same way
     cold: bool = False  # a new process per compile instead of forking from a warm worker
     cache: Path | None = None  # the persistent compile cache; None: off
-    diagnose: bool = True  # after the reduction: workarounds and the shape boundary (reducer/diagnosis.py)
+    diagnose: bool = True  # after the reduction: workarounds and the shape boundary (reducer/diagnosis/diagnose.py)
     diagnosis_budget: float = DEFAULT_BUDGET
 
 

@@ -16,7 +16,7 @@ import psutil
 import pytest
 import yaml
 
-from reducer.sandbox import OWNER_ENV, PREFIX
+from reducer.compile.sandbox import OWNER_ENV, PREFIX
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent

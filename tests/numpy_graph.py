@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from reducer import graph as graphs
+from reducer.kernels import graph as graphs
 
 UNARY = {"Exp": np.exp, "Log": np.log, "Sqrt": np.sqrt, "Rsqrt": lambda x: 1 / np.sqrt(x), "Neg": np.negative,
          "Abs": np.abs, "ReLU": lambda x: np.maximum(x, 0)}  # fmt: skip

@@ -14,8 +14,8 @@ import pytest
 import yaml
 from conftest import CORPUS, ROOT, needs_akg
 
-from reducer.case import load_case
-from reducer.size import size_of
+from reducer.core.case import load_case
+from reducer.kernels.size import size_of
 
 pytestmark = [pytest.mark.akg, needs_akg]
 

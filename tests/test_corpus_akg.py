@@ -15,9 +15,9 @@ import pytest
 import yaml
 from conftest import CORPUS, needs_akg
 
-from reducer.hybrid import infer_outputs
-from reducer.info import info_text
-from reducer.inputs import load_input
+from reducer.kernels.hybrid import infer_outputs
+from reducer.kernels.info import info_text
+from reducer.inputs.load import load_input
 
 pytestmark = [pytest.mark.akg, needs_akg]
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from conftest import write_case
 
-from reducer.case import Expectation, TensorSpec, load_case
-from reducer.oracle import Oracle
+from reducer.core.case import Expectation, TensorSpec, load_case
+from reducer.search.oracle import Oracle
 from reducer.session import Settings, reduce_case
 
 BUG = Expectation("error", "Check failed: gemm_m.size() <= FormatM.size()", "fake_tiling.cc:193")

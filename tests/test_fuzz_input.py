@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from reducer.case import DTYPES
+from reducer.core.case import DTYPES
 from reducer.cli import app
 
 VALID = {

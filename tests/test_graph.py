@@ -16,12 +16,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy_graph import numpy_mismatches
 
-from reducer import graph as graphs
-from reducer.case import load_case
-from reducer.errors import InputError, InvalidKernel
-from reducer.inputs import load_input
-from reducer.kernel import outputs_of, with_graph
-from reducer.passes.graph import (
+from reducer.kernels import graph as graphs
+from reducer.core.case import load_case
+from reducer.core.errors import InputError, InvalidKernel
+from reducer.inputs.load import load_input
+from reducer.kernels.kinds import outputs_of, with_graph
+from reducer.search.passes.graph import (
     CutGraph,
     DeleteOps,
     DeleteOutputs,
@@ -29,7 +29,7 @@ from reducer.passes.graph import (
     SimplifyGraphDtypes,
     SimplifyOperands,
 )
-from reducer.size import size_of
+from reducer.kernels.size import size_of
 
 DUMPED = HERE / "data" / "graphs"  # written by MindSpore 2.10 (GRAPH_MODE, enable_graph_kernel, CPU)
 CORPUS = HERE.parent / "corpus"

@@ -15,11 +15,11 @@ import pytest
 import yaml
 from conftest import CORPUS, needs_akg
 
-from reducer.akg import FROZEN_TILING, TILING_ENV, compile_case, freeze_attrs
-from reducer.case import load_case
-from reducer.inputs import load_input
-from reducer.kernel import outputs_of
-from reducer.signature import signature_of
+from reducer.compile.akg import FROZEN_TILING, TILING_ENV, compile_case, freeze_attrs
+from reducer.core.case import load_case
+from reducer.inputs.load import load_input
+from reducer.kernels.kinds import outputs_of
+from reducer.compile.signature import signature_of
 
 pytestmark = [pytest.mark.akg, needs_akg]
 GRAPH_CASES = ["pointnet_group_outer_band", "pointnet_bn_stats_ssa", "pointnet_head_segv"]
@@ -100,7 +100,7 @@ def test_effective_attrs_are_frozen_and_the_repository_is_then_off(tmp_path: Pat
 TRAIT = """
 import json, sys
 sys.argv = sys.argv[:2]
-from reducer.akg import COMPILER_SCRIPT
+from reducer.compile.akg import COMPILER_SCRIPT
 import mindspore, os
 site = os.path.dirname(mindspore.__file__)
 sys.path.insert(0, os.path.join(site, os.path.dirname(COMPILER_SCRIPT)))
@@ -113,6 +113,6 @@ print(json.dumps(generate_trait(json.loads(sys.argv[1]))))
 
 
 def compile_env_for_test() -> dict[str, str]:
-    from reducer.akg import compile_env, find_toolchain
+    from reducer.compile.akg import compile_env, find_toolchain
 
     return compile_env(find_toolchain(None, None), {})

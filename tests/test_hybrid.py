@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from reducer.case import Case, TensorSpec
-from reducer.hybrid import InvalidKernel, infer_outputs
-from reducer.info import build_info, case_from_info
+from reducer.core.case import Case, TensorSpec
+from reducer.kernels.hybrid import InvalidKernel, infer_outputs
+from reducer.kernels.info import build_info, case_from_info
 
 
 def case(source: str, *shapes: tuple[int, ...], dtype: str = "float32") -> Case:

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from conftest import write_case
 
-from reducer.errors import InputError
-from reducer.hybrid import infer_outputs
-from reducer.info import build_info
-from reducer.inputs import load_input, original_files
+from reducer.core.errors import InputError
+from reducer.kernels.hybrid import infer_outputs
+from reducer.kernels.info import build_info
+from reducer.inputs.load import load_input, original_files
 
 
 def custom_info(tmp_path: Path) -> tuple[Path, dict]:

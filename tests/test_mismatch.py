@@ -10,10 +10,10 @@ import pytest
 import yaml
 from conftest import write_case
 
-from reducer.case import Case, Mismatch, TensorSpec, case_to_yaml, load_case
-from reducer.hybrid import InvalidKernel, infer_outputs
-from reducer.sandbox import Outcome
-from reducer.signature import NO_FAILURE, signature_of
+from reducer.core.case import Case, Mismatch, TensorSpec, case_to_yaml, load_case
+from reducer.kernels.hybrid import InvalidKernel, infer_outputs
+from reducer.compile.sandbox import Outcome
+from reducer.compile.signature import NO_FAILURE, signature_of
 
 SUM = """def f(x):
     y = output_tensor((1,), x.dtype)

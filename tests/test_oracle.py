@@ -6,9 +6,9 @@ from __future__ import annotations
 import itertools
 import threading
 
-from reducer.case import Case, Expectation, TensorSpec
-from reducer.oracle import Oracle
-from reducer.sandbox import CompileCancelled, Outcome
+from reducer.core.case import Case, Expectation, TensorSpec
+from reducer.search.oracle import Oracle
+from reducer.compile.sandbox import CompileCancelled, Outcome
 
 SOURCE = "def f(a):\n    b = output_tensor(a.shape, a.dtype)\n    b[0] = a[0]\n    return b\n"
 EXPECT = Expectation("error", "Check failed: boom", "t.cc:1", exact=True)

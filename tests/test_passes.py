@@ -4,17 +4,17 @@ from __future__ import annotations
 
 from numpy_graph import numpy_mismatches
 
-from reducer.case import Case, Expectation, TensorSpec
-from reducer.hybrid import infer_outputs
-from reducer.oracle import Oracle
-from reducer.passes.config import DeleteEntries, SimplifyAttrValues
-from reducer.passes.control import FlattenControl
-from reducer.passes.expressions import CompactAssignments, ExpressionToConstant, ExpressionToOperand
-from reducer.passes.tensors import DropUnitAxes, RemoveUnusedInputs, ShrinkLinkedDims, smaller_values
-from reducer.passes.variables import InlineScalars
-from reducer.sandbox import Outcome
-from reducer.search import Reduction
-from reducer.size import size_of
+from reducer.core.case import Case, Expectation, TensorSpec
+from reducer.kernels.hybrid import infer_outputs
+from reducer.search.oracle import Oracle
+from reducer.search.passes.config import DeleteEntries, SimplifyAttrValues
+from reducer.search.passes.control import FlattenControl
+from reducer.search.passes.expressions import CompactAssignments, ExpressionToConstant, ExpressionToOperand
+from reducer.search.passes.tensors import DropUnitAxes, RemoveUnusedInputs, ShrinkLinkedDims, smaller_values
+from reducer.search.passes.variables import InlineScalars
+from reducer.compile.sandbox import Outcome
+from reducer.search.reduction import Reduction
+from reducer.kernels.size import size_of
 
 KERNEL = """def k(a, b):
     c = output_tensor((a.shape[0], a.shape[1]), a.dtype)
@@ -102,9 +102,9 @@ def test_every_pass_yields_parsable_kernels_on_every_corpus_case() -> None:
     import ast
     from pathlib import Path
 
-    from reducer import graph as graphs
-    from reducer.case import load_case
-    from reducer.passes import schedule_for
+    from reducer.kernels import graph as graphs
+    from reducer.core.case import load_case
+    from reducer.search.passes import schedule_for
 
     corpus = Path(__file__).resolve().parent.parent / "corpus"
     for crash in sorted(corpus.glob("*/crash.yaml")):

@@ -14,10 +14,10 @@ import yaml
 from conftest import write_case
 
 from reducer import session
-from reducer.case import Expectation, load_case
-from reducer.oracle import Oracle
+from reducer.core.case import Expectation, load_case
+from reducer.search.oracle import Oracle
 from reducer.session import CONFIRM_RUNS, PROBE_RUNS, Settings, reduce_case
-from reducer.size import size_of
+from reducer.kernels.size import size_of
 
 BUNDLE_FILES = {
     "ISSUE.md",
@@ -158,7 +158,7 @@ def test_a_hanging_candidate_is_cut_by_the_adaptive_timeout(tmp_path: Path, monk
 
 
 def test_interrupted_run_resumes_from_checkpoint(fake_case: Path, tmp_path: Path, monkeypatch) -> None:
-    from reducer import search
+    from reducer.search import reduction as search
 
     out = tmp_path / "out"
     calls = {"n": 0}

@@ -16,8 +16,8 @@ import psutil
 import pytest
 from conftest import sandboxed_processes
 
-from reducer.sandbox import Outcome, run_sandboxed, supervise
-from reducer.warm import Worker
+from reducer.compile.sandbox import Outcome, run_sandboxed, supervise
+from reducer.compile.warm import Worker
 
 ENV = {"PATH": "/usr/bin:/bin"}
 
@@ -136,7 +136,7 @@ def test_output_flood_is_capped_head_and_tail_kept(py) -> None:
 
 
 def test_exit_zero_that_prints_an_error_is_an_error(py) -> None:
-    from reducer.signature import signature_of
+    from reducer.compile.signature import signature_of
 
     out = py("print('[ERROR] AKG:2026 [pass.cc:1] [pass] Check failed: x')")
     assert out.returncode == 0
@@ -162,7 +162,7 @@ def test_abort_is_a_signal(py) -> None:
 
 
 def test_one_huge_file_is_stopped_by_the_file_size_cap(py, monkeypatch) -> None:
-    from reducer import sandbox
+    from reducer.compile import sandbox
 
     monkeypatch.setattr(sandbox, "FILE_SIZE_LIMIT", 1 << 20)
     out = py("open('huge.bin', 'wb').write(b'0' * (8 << 20))")
@@ -170,8 +170,8 @@ def test_one_huge_file_is_stopped_by_the_file_size_cap(py, monkeypatch) -> None:
 
 
 def test_many_files_hit_the_temp_dir_quota(py, monkeypatch) -> None:
-    from reducer import sandbox
-    from reducer.signature import signature_of
+    from reducer.compile import sandbox
+    from reducer.compile.signature import signature_of
 
     monkeypatch.setattr(sandbox, "DIR_QUOTA", 4 << 20)
     code = "import time\nfor i in range(10_000):\n    open(f'f{i}', 'wb').write(b'0' * 65536)\ntime.sleep(30)"

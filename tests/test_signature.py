@@ -5,9 +5,9 @@ from __future__ import annotations
 import signal
 from pathlib import Path
 
-from reducer.case import Expectation
-from reducer.sandbox import Outcome
-from reducer.signature import mask, matches, signature_of
+from reducer.core.case import Expectation
+from reducer.compile.sandbox import Outcome
+from reducer.compile.signature import mask, matches, signature_of
 
 DATA = Path(__file__).resolve().parent / "data"
 

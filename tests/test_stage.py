@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from conftest import HERE
 
-from reducer.sandbox import Outcome
-from reducer.signature import signature_of
-from reducer.stage import failing_stage, last_pass
+from reducer.compile.sandbox import Outcome
+from reducer.compile.signature import signature_of
+from reducer.diagnosis.stage import failing_stage, last_pass
 
 LOGS = HERE / "data" / "stage"
 

@@ -14,12 +14,12 @@ import psutil
 import pytest
 from conftest import CORPUS, MATMUL_KERNEL, needs_akg, wait_until
 
-from reducer.akg import compile_case
-from reducer.case import Case, TensorSpec, function_source, load_case
-from reducer.kernel import outputs_of
-from reducer.sandbox import Outcome
-from reducer.signature import mask, signature_of
-from reducer.warm import WorkerPool
+from reducer.compile.akg import compile_case
+from reducer.core.case import Case, TensorSpec, function_source, load_case
+from reducer.kernels.kinds import outputs_of
+from reducer.compile.sandbox import Outcome
+from reducer.compile.signature import mask, signature_of
+from reducer.compile.warm import WorkerPool
 
 # A compiler script whose behaviour the attrs choose; what it prints is deterministic.
 SCRIPT = textwrap.dedent(

@@ -9,8 +9,8 @@ import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from reducer.errors import InputError
-from reducer.inputs import load_input, original_files
+from reducer.core.errors import InputError
+from reducer.inputs.load import load_input, original_files
 
 SKIP_DIRS = {".git", "__pycache__", ".akg-reduce-state", "akg_kernel_meta"}
 

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any, Protocol
 
-from reducer.errors import InputError
+from reducer.core.errors import InputError
 from reducer.nightly.job import ERROR, run_isolated
 
 Spec = dict[str, Any]

@@ -16,16 +16,16 @@ import time
 from pathlib import Path
 from typing import Any
 
-from reducer.akg import compile_case, compiler_identity, find_toolchain
-from reducer.case import Case
-from reducer.errors import CompilesFine, FailsDifferently, Flaky, InputError
-from reducer.inputs import load_input, original_files
-from reducer.kernel import outputs_of
-from reducer.oracle import Counters
-from reducer.sandbox import dying_with_this_process, temp_dir
+from reducer.compile.akg import compile_case, compiler_identity, find_toolchain
+from reducer.core.case import Case
+from reducer.core.errors import CompilesFine, FailsDifferently, Flaky, InputError
+from reducer.inputs.load import load_input, original_files
+from reducer.kernels.kinds import outputs_of
+from reducer.search.oracle import Counters
+from reducer.compile.sandbox import dying_with_this_process, temp_dir
 from reducer.session import Events, Settings, reduce_case
-from reducer.signature import Signature, matches, signature_of
-from reducer.size import size_of
+from reducer.compile.signature import Signature, matches, signature_of
+from reducer.kernels.size import size_of
 
 NEW, REPRODUCES, FIXED, FLAKY = "new", "reproduces", "fixed", "flaky"
 CHANGED, BROKEN, PASSES, ERROR = "no-longer-same-bug", "broken input", "passes", "error"

@@ -95,7 +95,7 @@ def _write_atomic(path: Path, text: str) -> None:
 def write_reports(out: Path, state: CorpusState, slugs: list[str], run: int) -> list[Path]:
     data = report_data(state, slugs, run)
     env = jinja2.Environment(
-        loader=jinja2.PackageLoader("reducer", "templates"),
+        loader=jinja2.PackageLoader("reducer.nightly", "templates"),
         undefined=jinja2.StrictUndefined,
         autoescape=jinja2.select_autoescape(["html"]),
         keep_trailing_newline=True,

@@ -1,0 +1,230 @@
+"""The AKG compiler driver: finds MindSpore under an interpreter and turns a Case into MindSpore's own
+compile command (`compiler.py k.info AKG '<attrs>' <dir>`), run in the sandbox cold or forked from a
+warm worker."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import json
+import os
+import platform
+import subprocess
+import sys
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from reducer.compile.cache import compile_key
+from reducer.core.case import Case, TensorSpec
+from reducer.core.errors import InputError
+from reducer.kernels.info import info_text
+from reducer.compile.sandbox import Outcome, run_sandboxed, supervise
+from reducer.compile.warm import WorkerDied, WorkerPool, WorkerUnavailable
+
+COMPILER_SCRIPT = "_extends/parallel_compile/akg_compiler/compiler.py"
+PLUGIN_DIR = "lib/plugin/cpu"
+MISMATCH_SCRIPT = str(Path(__file__).with_name("mismatch_run.py"))
+EFFECTIVE_ATTRS_SCRIPT = str(Path(__file__).with_name("effective_attrs.py"))
+TILING_ENV = "MS_GRAPH_KERNEL_TILING"
+WHITELIST_ENV = "AKG_WHITE_LIST_PATH"
+FROZEN_TILING = "akg_reduce_frozen_tiling.json"  # an empty tiling repository, written next to the .info
+SET_BY_AKG = {"target", "process"}  # AKG sets these from the .info itself
+WORKER_ATTEMPTS = 2  # a compile whose worker died is rerun once in a fresh worker
+
+_PROBE = """
+import importlib.metadata, importlib.util, json, platform, sys
+spec = importlib.util.find_spec("mindspore")
+try:
+    version = importlib.metadata.version("mindspore")
+except importlib.metadata.PackageNotFoundError:
+    version = None
+print(json.dumps({"site": list(spec.submodule_search_locations)[0] if spec else None, "version": version,
+                  "python": platform.python_version()}))
+"""
+
+
+@dataclass(frozen=True)
+class Toolchain:
+    """Where the compile runs: the interpreter, MindSpore's package dir and the compile entry script."""
+
+    python: str
+    mindspore_dir: str | None
+    mindspore_version: str | None
+    python_version: str
+    compiler_script: str
+
+
+@functools.cache
+def find_toolchain(python: str | None, compiler: str | None) -> Toolchain:
+    """Probe `python` (default: this interpreter) for MindSpore; `compiler` replaces its entry script."""
+    interpreter = python or sys.executable
+    try:
+        probe = subprocess.run([interpreter, "-c", _PROBE], capture_output=True, text=True, timeout=120, check=True)
+        facts = json.loads(probe.stdout.strip().splitlines()[-1])
+    except (OSError, subprocess.SubprocessError, ValueError, IndexError):
+        raise InputError(f"field 'python': cannot run {interpreter} to look for MindSpore") from None
+    site = facts["site"]
+    if compiler is None:
+        if site is None:
+            raise InputError(
+                f"field 'python': MindSpore is not installed for {interpreter} "
+                "(pip install 'akg-reduce[akg]', or set python: to an interpreter that has it)"
+            )
+        script = str(Path(site) / COMPILER_SCRIPT)
+    else:
+        if not Path(compiler).is_file():
+            raise InputError(f"field 'compiler': {compiler} is not a file")
+        script = compiler
+    return Toolchain(interpreter, site, facts["version"], facts["python"], script)
+
+
+def compile_env(toolchain: Toolchain, case_env: dict[str, str], dump_ir: bool = False) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MS_", "AKG_", "TVM_"))}
+    if toolchain.mindspore_dir:
+        plugin = str(Path(toolchain.mindspore_dir) / PLUGIN_DIR)
+        env["TVM_LIBRARY_PATH"] = plugin
+        env["LD_LIBRARY_PATH"] = os.pathsep.join(filter(None, [plugin, os.environ.get("LD_LIBRARY_PATH")]))
+    env.update(case_env)
+    if dump_ir:
+        env["MS_DEV_DUMP_IR"] = "on"
+    return env
+
+
+def compile_command(toolchain: Toolchain, attrs: dict[str, Any]) -> list[str]:
+    return [toolchain.python, toolchain.compiler_script, "k.info", "AKG", json.dumps(attrs), "."]
+
+
+def case_env(case: Case) -> dict[str, str]:
+    """The case's environment for a compile in the sandbox. AKG reads a tiling repository only under
+    AKG_WHITE_LIST_PATH, by default the compile's working dir: in MindSpore that is the user's, in the sandbox
+    a fresh one. So a repository the case names (MS_GRAPH_KERNEL_TILING, the `repository_path` attr) has its
+    folder whitelisted, unless the case sets AKG_WHITE_LIST_PATH itself."""
+    folders = []
+    repository, repository_dir = case.env.get(TILING_ENV), case.attrs.get("repository_path")
+    if repository and repository != FROZEN_TILING:
+        folders.append(os.path.dirname(os.path.abspath(repository)))
+    if isinstance(repository_dir, str) and repository_dir:
+        folders.append(os.path.abspath(repository_dir))
+    if not folders or WHITELIST_ENV in case.env:
+        return case.env
+    return {WHITELIST_ENV: os.path.commonpath(folders), **case.env}
+
+
+def side_files(case: Case) -> dict[str, str]:
+    """Files besides the `.info` that a compile of `case` needs in its dir (and repro.py writes): the empty
+    tiling repository of a frozen graph."""
+    return {FROZEN_TILING: "{}"} if case.env.get(TILING_ENV) == FROZEN_TILING else {}
+
+
+def kernel_files(case: Case, outputs: tuple[TensorSpec, ...]) -> dict[str, str]:
+    """What the compile dir holds: the kernel's `.info` and its side files."""
+    return {"k.info": info_text(case, outputs), **side_files(case)}
+
+
+def compile_case(
+    case: Case,
+    outputs: tuple[TensorSpec, ...],
+    dump_ir: bool = False,
+    collect: Callable[[Path], Any] | None = None,
+    pool: WorkerPool | None = None,
+    cancel: threading.Event | None = None,
+) -> Outcome:
+    """One compile of `case` by MindSpore's AKG entry, in the sandbox: forked from a warm worker of
+    `pool` when given (a worker that dies mid-compile is replaced and the compile rerun), else cold.
+    Setting `cancel` stops it (CompileCancelled)."""
+    toolchain = find_toolchain(case.python, case.compiler)
+    env = compile_env(toolchain, case_env(case), dump_ir)
+    if case.mismatch is not None:  # compiled and run inside MindSpore: always a fresh process
+        files = {"spec.json": json.dumps(mismatch_spec(case))}
+        return run_sandboxed([toolchain.python, MISMATCH_SCRIPT, "spec.json"], files, env, case.time_limit,
+                             case.memory, collect, cancel)  # fmt: skip
+    command = compile_command(toolchain, case.attrs)
+    files = kernel_files(case, outputs)
+    if pool is not None:
+        key = pool.key(toolchain.python, toolchain.compiler_script, env)
+        for _ in range(WORKER_ATTEMPTS):
+            if not pool.usable(key):
+                break
+            try:
+                with pool.worker(key) as worker:
+                    launch = functools.partial(worker.launch, command[1:])
+                    return supervise(launch, files, case.time_limit, case.memory, collect, cancel)
+            except WorkerUnavailable:
+                break
+            except WorkerDied:
+                continue
+    return run_sandboxed(command, files, env, case.time_limit, case.memory, collect, cancel)
+
+
+def freeze_attrs(case: Case) -> Case:
+    """A fused graph with the attrs AKG really compiles it with (its tiling repository and its own additions
+    merged in, see effective_attrs.py) and an empty tiling repository, so that shrinking the graph cannot
+    silently change them; only the attr and env passes may remove them. `case` itself when it is not a graph,
+    AKG splits it into several segments, or the compiler is not MindSpore's."""
+    if case.graph is None:
+        return case
+    toolchain = find_toolchain(case.python, case.compiler)
+    command = [toolchain.python, EFFECTIVE_ATTRS_SCRIPT, toolchain.compiler_script, "k.info", json.dumps(case.attrs)]
+    outcome = run_sandboxed(command, kernel_files(case, ()), compile_env(toolchain, case_env(case)), 300, case.memory)
+    try:
+        segments = json.loads(outcome.output.strip().splitlines()[-1])["segments"]
+    except (ValueError, IndexError, KeyError, TypeError):
+        return case
+    if outcome.returncode != 0 or len(segments) != 1:
+        return case
+    attrs = {k: v for k, v in segments[0].items() if k not in SET_BY_AKG}
+    return case.with_(attrs=attrs, env={**case.env, TILING_ENV: FROZEN_TILING})
+
+
+def mismatch_spec(case: Case) -> dict[str, Any]:
+    """What reducer/compile/mismatch_run.py needs to run `case` on AKG and on its reference."""
+    assert case.mismatch is not None
+    return {
+        "source": case.source,
+        "function": case.function,
+        "inputs": [t.to_dict() for t in case.inputs],
+        "attrs": case.attrs,
+        "against": case.mismatch.against_attrs,
+        "tolerance": case.mismatch.tolerance,
+        "seed": 0,
+    }
+
+
+def compiler_identity(toolchain: Toolchain) -> dict[str, str]:
+    """What makes two compilers the same for the persistent cache: the Python version and environment
+    (MindSpore's package dir, not the interpreter's path: `.venv/bin/python` and `python3` of one venv are
+    one compiler), MindSpore's version, and the exact compile entry script and AKG library (content hash,
+    size and mtime; not where the script is: a corpus moved elsewhere keeps its compiler). Read on every
+    call, so a compiler replaced under a running reducer is noticed."""
+    identity = {
+        "mindspore_dir": toolchain.mindspore_dir or "",
+        "python_version": toolchain.python_version,
+        "mindspore": toolchain.mindspore_version or "",
+        "script_sha256": hashlib.sha256(Path(toolchain.compiler_script).read_bytes()).hexdigest(),
+    }
+    if toolchain.mindspore_dir:
+        library = Path(toolchain.mindspore_dir) / PLUGIN_DIR / "libakg.so"
+        with contextlib.suppress(OSError):
+            stat = library.stat()
+            identity["libakg"] = f"{stat.st_size}:{stat.st_mtime_ns}"
+    return identity
+
+
+def cache_key(case: Case, outputs: tuple[TensorSpec, ...]) -> str:
+    """The persistent-cache key of compiling `case`: exactly what the compiler is given, and who compiles."""
+    toolchain = find_toolchain(case.python, case.compiler)
+    compiler_input = {"info": info_text(case, outputs), "attrs": case.attrs, "env": case.env}
+    return compile_key(compiler_identity(toolchain), compiler_input)
+
+
+def host_facts(toolchain: Toolchain) -> dict[str, str]:
+    return {
+        "os": f"{platform.system()} {platform.release()}",
+        "machine": platform.machine(),
+        "python": toolchain.python_version,
+        "mindspore": toolchain.mindspore_version or "not installed",
+    }

@@ -1,0 +1,70 @@
+"""The persistent compile cache: what a compiler did with exactly this input (the `.info` text, attrs and
+environment it was given), keyed together with the compiler's identity, in one SQLite file shared by
+reruns, other cases and the nightly corpus. It stores signatures, not verdicts, so any expectation can
+reuse them; results that depend on the machine (timeouts, memory caps) are never stored."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import threading
+from pathlib import Path
+
+from reducer.compile.signature import Signature
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS signatures (
+    key TEXT PRIMARY KEY,
+    signature TEXT NOT NULL,
+    seconds REAL NOT NULL
+)
+"""
+MACHINE_DEPENDENT = ("timeout", "memory")
+
+
+def default_cache_path() -> Path:
+    """$AKG_REDUCE_CACHE, else $XDG_CACHE_HOME/akg-reduce/compiles.sqlite (~/.cache by default)."""
+    if os.environ.get("AKG_REDUCE_CACHE"):
+        return Path(os.environ["AKG_REDUCE_CACHE"])
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "akg-reduce" / "compiles.sqlite"
+
+
+def compile_key(identity: dict[str, str], compiler_input: dict[str, object]) -> str:
+    blob = json.dumps({"compiler": identity, "input": compiler_input}, sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+class CompileCache:
+    """Thread-safe; several processes may share the file (SQLite locking, WAL journal)."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self._db = sqlite3.connect(path, timeout=30, check_same_thread=False, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute(SCHEMA)
+        self._lock = threading.Lock()
+
+    def get(self, key: str) -> Signature | None:
+        with self._lock:
+            row = self._db.execute("SELECT signature FROM signatures WHERE key = ?", (key,)).fetchone()
+        if row is None:
+            return None
+        data = json.loads(row[0])
+        return Signature(**{**data, "frames": tuple(data["frames"])})
+
+    def put(self, key: str, signature: Signature, seconds: float) -> None:
+        if signature.kind in MACHINE_DEPENDENT:
+            return
+        with self._lock:
+            self._db.execute(
+                "INSERT OR REPLACE INTO signatures VALUES (?, ?, ?)",
+                (key, json.dumps(signature.to_dict()), round(seconds, 3)),
+            )
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()

@@ -1,0 +1,175 @@
+"""Outcome -> Signature (what makes a failure "the same bug") and matching against an Expectation."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import signal as signals
+from dataclasses import dataclass, field
+from typing import Any
+
+from reducer.core.case import Expectation
+from reducer.compile.sandbox import Outcome
+
+MISMATCH_VERDICT = "AKG-REDUCE-CHECK"  # the verdict line of reducer/compile/mismatch_run.py
+
+# [ERROR] AKG:2026-12-02-15:22:22.025.224 [tiling_utils.cc:193] [tiling] Check failed: ...
+_AKG_ERROR = re.compile(r"^\[ERROR\] AKG:\S+ \[(?P<loc>[\w./-]+:\d+)\] \[(?P<comp>[^\]]*)\] (?P<msg>.*)$")
+_BT = re.compile(r"\[bt\] \(\d+\) [^(]*\((?P<sym>[^+)]*)")
+_PY_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)')
+_PY_EXC = re.compile(r"^(?P<type>[A-Za-z_][\w.]*(?:Error|Exception|Exit)): ?(?P<msg>.*)$")
+_FATAL_PY = re.compile(r"^(?:Fatal Python error|Segmentation fault|terminate called)")
+_NOISE_FRAMES = ("LogMessageFatal", "LogMessage", "Backtrace", "__libc", "_start")
+_GENERIC_EXC = {"Compile error", "Traceback (most recent call last):"}
+
+_ADDR = re.compile(r"0x[0-9a-fA-F]+")
+_PATH = re.compile(r"(?:/[\w.+-]+){2,}")
+_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w])")
+
+
+def mask(text: str) -> str:
+    """Hide what changes between runs and shrinks with the case: addresses, paths, numbers."""
+    text = _ADDR.sub("ADDR", text)
+    text = _PATH.sub("PATH", text)
+    text = _NUMBER.sub("N", text)
+    return re.sub(r"\s+", " ", text).strip(" :")
+
+
+@dataclass(frozen=True)
+class Signature:
+    kind: str  # error | signal | timeout | memory | none
+    message: str  # masked key message
+    location: str  # file:line of the failing check, or of the deepest Python frame
+    frames: tuple[str, ...]  # top AKG frames, innermost first
+    component: str = ""
+    raw: str = field(default="", compare=False)  # the key message as printed: addresses differ between runs
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "kind": self.kind,
+            "message": self.message,
+            "location": self.location,
+            "frames": list(self.frames),
+            "component": self.component,
+            "raw": self.raw,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Signature:
+        return cls(
+            str(data["kind"]),
+            str(data["message"]),
+            str(data["location"]),
+            tuple(data.get("frames", ())),
+            str(data.get("component", "")),
+            str(data.get("raw", "")),
+        )
+
+    def bug_key(self) -> str:
+        """A short stable id of the bug this signature stands for (what `==` compares)."""
+        blob = "\0".join([self.kind, self.message, self.location, *self.frames, self.component])
+        return hashlib.sha256(blob.encode()).hexdigest()[:12]
+
+    def one_line(self) -> str:
+        at = f" at {self.location}" if self.location else ""
+        return f"{self.kind}: {self.raw or self.message}{at}"
+
+    def expectation(self) -> Expectation:
+        """The exact expectation a reduction of this failure must keep."""
+        return Expectation(self.kind, self.message, self.location or (self.frames[:1] or ("",))[0], exact=True)
+
+
+NO_FAILURE = Signature("none", "", "", ())
+
+
+def _frames(lines: list[str]) -> tuple[str, ...]:
+    frames: list[str] = []
+    for line in lines:
+        m = _BT.search(line)
+        if m:
+            sym = m.group("sym").split("(")[0].strip()
+            if sym and not any(n in sym for n in _NOISE_FRAMES) and sym not in frames:
+                frames.append(sym)
+        if line.startswith("Traceback") and frames:
+            break
+    return tuple(frames[:4])
+
+
+def _python_error(lines: list[str]) -> tuple[str, str, str] | None:
+    """The last meaningful Python exception: (raw message, location, component)."""
+    location = ""
+    found: tuple[str, str, str] | None = None
+    for line in lines:
+        frame = _PY_FRAME.match(line)
+        if frame:
+            location = f"{frame.group('file').rsplit('/', 1)[-1]}:{frame.group('line')}"
+            continue
+        exc = _PY_EXC.match(line.strip())
+        if exc and exc.group("msg").strip() not in _GENERIC_EXC:
+            msg = exc.group("msg").strip()
+            found = (f"{exc.group('type').rsplit('.', 1)[-1]}: {msg}", location, "python")
+    return found
+
+
+def signature_of(outcome: Outcome, timeout: float) -> Signature:
+    """Classify one compile."""
+    if outcome.timed_out:
+        return Signature("timeout", f"compile did not finish within {timeout:g} s", "", ())
+    if outcome.out_of_memory:
+        return Signature("memory", "compile exceeded its memory cap", "", ())
+    if outcome.over_quota:
+        return Signature("memory", "compile exceeded its temp dir quota", "", ())
+    lines = outcome.output.splitlines()
+    verdict = next((ln.strip() for ln in lines if ln.startswith(MISMATCH_VERDICT)), "")
+    if verdict.startswith(f"{MISMATCH_VERDICT} mismatch"):
+        return Signature("mismatch", "wrong result: max error above tolerance", "", (), "akg-vs-reference", verdict)
+    if verdict:
+        return NO_FAILURE
+    frames = _frames(lines)
+    akg = [m for m in (_AKG_ERROR.match(line.strip()) for line in lines) if m]
+    if outcome.signal is not None:
+        try:
+            name = signals.Signals(outcome.signal).name
+        except ValueError:
+            name = f"signal {outcome.signal}"
+        loc = akg[-1].group("loc") if akg else ""
+        return Signature("signal", name, loc, frames, raw=name)
+    if outcome.returncode == 0 and not akg:
+        return NO_FAILURE
+    if akg:
+        key = akg[0]
+        raw = key.group("msg").strip()
+        return Signature("error", mask(raw), key.group("loc"), frames, key.group("comp"), raw)
+    py = _python_error(lines)
+    if py:
+        raw, loc, comp = py
+        return Signature("error", mask(raw), loc, frames, comp, raw)
+    last = next((ln.strip() for ln in reversed(lines) if ln.strip()), "")
+    if outcome.returncode == 0:
+        return NO_FAILURE
+    return Signature("error", mask(last) or f"exit code {outcome.returncode}", "", frames, raw=last)
+
+
+def matches(sig: Signature, expect: Expectation) -> bool:
+    """Same bug: kind, message, and location or top frame. A user-written expectation matches by
+    substring (after masking); a learned one must be equal."""
+    if sig.kind != expect.kind:
+        return False
+    if expect.exact:
+        if sig.message != expect.message:
+            return False
+        return not expect.where or expect.where in (sig.location, *sig.frames[:1])
+    if expect.message and mask(expect.message) not in sig.message:
+        return False
+    if expect.where:
+        places = (sig.location, *sig.frames)
+        return any(expect.where in p for p in places if p)
+    return True
+
+
+def message_regex(masked: str) -> str:
+    """A regex that finds a masked message in raw compiler output."""
+    pattern = re.escape(masked)
+    pattern = pattern.replace("ADDR", r"0x[0-9a-fA-F]+").replace("PATH", r"\S+")
+    pattern = re.sub(r"(?<![A-Za-z_])N(?![A-Za-z_])", r"-?\\d+(?:\\.\\d+)?", pattern)
+    return pattern.replace(r"\ ", r"\s+")

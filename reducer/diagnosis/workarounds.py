@@ -1,0 +1,105 @@
+"""Workarounds a user can ship today: a small, documented set of attr and dtype changes tried on the
+minimal case (one compile each), and those that make it compile tried again on the ORIGINAL case; only
+those that make the original compile are reported. Time-boxed."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from reducer.core.case import Case, TensorSpec
+from reducer.kernels.hybrid import loop_nest_extents
+from reducer.kernels.kinds import as_float32
+from reducer.search.oracle import PASSES, Oracle
+
+DEFAULT_BUDGET = 120.0  # seconds for all tries
+
+
+@dataclass(frozen=True)
+class Perturbation:
+    name: str
+    why: str
+    apply: Callable[[Case], Case | None]  # None: does not apply to this case
+
+
+@dataclass(frozen=True)
+class Workaround:
+    name: str
+    why: str
+    attrs: dict  # the original's attrs with the workaround applied
+    inputs: tuple[TensorSpec, ...]  # the original's inputs with the workaround applied
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "why": self.why, "attrs": self.attrs, "inputs": [t.to_dict() for t in self.inputs]}
+
+
+def _dim(tile: Callable[[int], int]) -> Callable[[Case], Case | None]:
+    """Manual tiling of the deepest loop nest: AKG's `dim` attr, one `band axis tile 1` group per loop."""
+
+    def apply(case: Case) -> Case | None:
+        extents = loop_nest_extents(case) if case.graph is None else None
+        if not extents:
+            return None
+        dim = " ".join(f"0 {axis} {tile(extent)} 1" for axis, extent in enumerate(extents))
+        return case.with_(attrs={**case.attrs, "dim": dim})
+
+    return apply
+
+
+def _attr(name: str, value: object) -> Callable[[Case], Case | None]:
+    def apply(case: Case) -> Case | None:
+        return None if case.attrs.get(name) == value else case.with_(attrs={**case.attrs, name: value})
+
+    return apply
+
+
+def _without(name: str) -> Callable[[Case], Case | None]:
+    def apply(case: Case) -> Case | None:
+        return case.with_(attrs={k: v for k, v in case.attrs.items() if k != name}) if name in case.attrs else None
+
+    return apply
+
+
+PERTURBATIONS = [
+    Perturbation("manual tiling, whole loops", "AKG's `dim` attr: every loop of the deepest nest in one tile, "
+                 "so auto-tiling is skipped", _dim(lambda extent: extent)),
+    Perturbation("manual tiling, tile 1", "AKG's `dim` attr: every loop of the deepest nest tiled by 1",
+                 _dim(lambda extent: 1)),
+    Perturbation("auto-inline off", "`enable_auto_inline: false`", _attr("enable_auto_inline", False)),
+    Perturbation("auto-fuse off", "`enable_auto_fuse: false`", _attr("enable_auto_fuse", False)),
+    Perturbation("vectorisation off", "`enable_vectorization: false`", _attr("enable_vectorization", False)),
+    Perturbation("common subexpression elimination off", "`disable_cse: true`", _attr("disable_cse", True)),
+    Perturbation("float32 instead of float16/float64", "inputs in float32", as_float32),
+]  # fmt: skip
+
+
+def _user_attr_removals(case: Case) -> list[Perturbation]:
+    return [Perturbation(f"without `{name}`", f"the attr `{name}` left out", _without(name)) for name in case.attrs]
+
+
+def find_workarounds(
+    minimal: Case, original: Case, oracle: Oracle, budget: float = DEFAULT_BUDGET
+) -> tuple[list[Workaround], list[dict]]:
+    """(workarounds verified on the original, every try with its outcome on the minimal and the original).
+    Attrs the minimal case still has are needed by the bug: leaving each out is tried first."""
+    deadline = time.monotonic() + budget
+    verified: list[Workaround] = []
+    tries: list[dict] = []
+    for perturbation in [*_user_attr_removals(minimal), *PERTURBATIONS]:
+        small = perturbation.apply(minimal)
+        if small is None:
+            continue
+        entry = {"name": perturbation.name, "why": perturbation.why}
+        tries.append(entry)
+        if time.monotonic() > deadline:
+            entry["minimal"] = "not tried: time budget spent"
+            continue
+        entry["minimal"] = oracle.outcome(small)
+        big = perturbation.apply(original)
+        if entry["minimal"] != PASSES or big is None:
+            continue
+        entry["original"] = oracle.outcome(big)
+        if entry["original"] == PASSES:
+            verified.append(Workaround(perturbation.name, perturbation.why, big.attrs, big.inputs))
+    return verified, tries

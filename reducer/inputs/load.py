@@ -1,0 +1,60 @@
+"""What a user points the reducer at, loaded into a valid Case with the files to keep as the original:
+a crash.yaml (with its kernel file), or a bare `.info` kernel JSON as MindSpore writes it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from reducer.core.case import Case, load_case, load_yaml
+from reducer.core.errors import InputError, InvalidKernel
+from reducer.kernels.info import case_from_info
+from reducer.kernels.kinds import outputs_of
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such file") from None
+    except (IsADirectoryError, UnicodeDecodeError):
+        raise InputError(f"{path}: not a UTF-8 text file") from None
+
+
+def original_files(path: Path) -> dict[str, str]:
+    """The user's files as they are: crash.yaml (or the .info) and the kernel file it names."""
+    files = {path.name if path.suffix == ".info" else "crash.yaml": _read(path)}
+    if path.suffix == ".info":
+        return files
+    data = load_yaml(path)
+    kernel = data.get("kernel", "") if isinstance(data, dict) else ""
+    kernel_path = path.parent / kernel if isinstance(kernel, str) else path
+    if kernel and "\n" not in kernel and kernel_path.is_file():
+        files[kernel_path.name] = _read(kernel_path)
+    return files
+
+
+def parse_attrs(text: str) -> dict[str, Any]:
+    """The `--attrs` option: the build attrs as JSON, as MindSpore's compile error prints them."""
+    try:
+        attrs = json.loads(text)
+    except ValueError as exc:
+        raise InputError(f"option '--attrs': not JSON ({exc})") from None
+    if not isinstance(attrs, dict):
+        raise InputError(f"option '--attrs': expected a JSON object of build attrs, got {text!r}")
+    return attrs
+
+
+def load_input(path: Path, timeout: float | None = None, attrs: str | None = None) -> Case:
+    """A valid case from crash.yaml or a `.info` (its kernel a valid fused graph or Hybrid DSL), with the
+    build attrs of `--attrs` when given, else an InputError."""
+    case = case_from_info(path, _read(path)) if path.suffix == ".info" else load_case(path)
+    if attrs is not None:
+        case = case.with_(attrs=parse_attrs(attrs))
+    try:
+        outputs_of(case)
+    except InvalidKernel as exc:
+        kind = "fused graph" if case.graph is not None else "Hybrid DSL kernel"
+        raise InputError(f"{path}: field 'kernel': not a valid {kind}: {exc}") from None
+    return case.with_(timeout=timeout) if timeout else case

@@ -1,0 +1,314 @@
+"""Hybrid DSL kernels as Python: the intrinsics MindSpore allows, the static checks it applies, and output
+shape inference by running the kernel on zero inputs (the cheap validity check done before any compile)."""
+
+from __future__ import annotations
+
+import ast
+import functools
+import itertools
+import math
+import sys
+import warnings
+from collections.abc import Callable, Iterable, Iterator
+from types import FrameType
+from typing import Any
+
+import numpy as np
+
+from reducer.core import pyparse
+from reducer.core.case import Case, TensorSpec
+from reducer.core.errors import InvalidKernel
+
+
+def _allocate(shape: Any, dtype: str = "float32", scope: str = "global", *, fill: float = 0.0) -> np.ndarray:
+    del scope
+    shape = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
+    if any(int(d) < 1 for d in shape):
+        raise ValueError(f"non-positive tensor shape {shape}")
+    return np.full(shape, fill, dtype=dtype)
+
+
+def _grid(extents: Any) -> Any:
+    return itertools.product(*(range(int(e)) for e in extents))
+
+
+class _WithStub:
+    def __enter__(self) -> _WithStub:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def __call__(self, *args: object, **kwargs: object) -> _WithStub:
+        return self
+
+
+_LOOPS = {"range": range, "serial": range, "vectorize": range, "parallel": range, "reduce": range}
+
+# The Hybrid DSL intrinsics MindSpore 2.x runs a kernel with (mindspore/ops/operations/_ms_kernel.py).
+INTRINSICS: dict[str, Any] = {
+    "allocate": _allocate,
+    "output_tensor": _allocate,
+    **_LOOPS,
+    "grid": _grid,
+    "attr": _WithStub(),
+    "block_realize": _WithStub(),
+    "sqrt": np.sqrt,
+    "sign": np.sign,
+    "log": np.log,
+    "tanh": np.tanh,
+    "exp": np.exp,
+    "abs": np.abs,
+    "int32": np.int32,
+    "float16": np.float16,
+    "float32": np.float32,
+    "power": np.power,
+    "rsqrt": lambda x: 1 / np.sqrt(x),
+    "erf": np.vectorize(math.erf),
+    "isnan": np.isnan,
+    "int8": np.int8,
+    "int16": np.int16,
+    "int64": np.int64,
+    "float64": np.float64,
+    "sin": np.sin,
+    "cos": np.cos,
+    "isinf": np.isinf,
+    "isfinite": np.isfinite,
+    "atan": np.arctan,
+    "atan2": np.arctan2,
+    "expm1": np.expm1,
+    "floor": np.floor,
+    "ceil": np.ceil,
+    "trunc": np.trunc,
+    "round": np.round,
+    "ceil_div": lambda a, b: (a + b - 1) // b,
+    "max": max,
+    "min": min,
+}
+CPU_UNSUPPORTED = {"atan2", "expm1", "float16"}
+
+# A full Python run of a kernel on zero inputs checks indices too; past this many executed lines it is
+# cut short and only the output shapes (from a run with empty loops) are used.
+LINE_BUDGET = 200_000
+
+
+def parse_function(source: str) -> ast.FunctionDef:
+    try:
+        tree = pyparse.parse(source)
+    except SyntaxError as exc:
+        raise InvalidKernel(f"syntax error: {exc.msg}") from None
+    if len(tree.body) != 1 or not isinstance(tree.body[0], ast.FunctionDef):
+        raise InvalidKernel("the source must be exactly one function")
+    return tree.body[0]
+
+
+UNARY = {
+    "sqrt",
+    "sign",
+    "log",
+    "tanh",
+    "exp",
+    "abs",
+    "int32",
+    "float16",
+    "float32",
+    "rsqrt",
+    "erf",
+    "isnan",
+    "int8",
+    "int16",
+    "int64",
+    "float64",
+    "sin",
+    "cos",
+    "isinf",
+    "isfinite",
+    "atan",
+    "floor",
+    "ceil",
+    "trunc",
+    "round",
+}
+BINARY = {"power", "atan2", "ceil_div", "allocate", "output_tensor"}
+
+
+def static_check(func: ast.FunctionDef, target: str) -> None:
+    """MindSpore's static checks of a Hybrid DSL function (its VariableUsage visitor), applied before it
+    builds a Custom hybrid op: a candidate failing them never reaches AKG in real use."""
+    params = {a.arg for a in func.args.args}
+    tensors = set(params)
+    outputs: set[str] = set()
+    for node in ast.walk(func):
+        if isinstance(node, (ast.While, ast.Break, ast.Continue)):
+            raise InvalidKernel(f"keyword {type(node).__name__.lower()} is not accepted in the Hybrid DSL")
+        if isinstance(node, (ast.Lambda, ast.ListComp, ast.GeneratorExp, ast.Import, ast.Global)):
+            raise InvalidKernel(f"{type(node).__name__} is not Hybrid DSL")
+        if isinstance(node, ast.Call):
+            if not isinstance(node.func, ast.Name) or node.func.id not in INTRINSICS:
+                raise InvalidKernel(f"call to {ast.unparse(node.func)} is not a Hybrid DSL intrinsic")
+            name = node.func.id
+            if target == "cpu" and name in CPU_UNSUPPORTED:
+                raise InvalidKernel(f"{name} is not supported on CPU")
+            if (name in UNARY and len(node.args) != 1) or (name in BINARY and len(node.args) != 2):
+                raise InvalidKernel(f"{name} called with {len(node.args)} arguments")
+        if isinstance(node, ast.Assign):
+            if len(node.targets) > 1:
+                raise InvalidKernel("multiple assignment targets")
+            target_node, value = node.targets[0], node.value
+            if (
+                isinstance(target_node, ast.Name)
+                and isinstance(value, ast.Call)
+                and isinstance(value.func, ast.Name)
+                and value.func.id in ("allocate", "output_tensor")
+            ):
+                if target_node.id in tensors - params:
+                    raise InvalidKernel(f"tensor {target_node.id} is redefined")
+                tensors.add(target_node.id)
+                if value.func.id == "output_tensor":
+                    outputs.add(target_node.id)
+        if isinstance(node, ast.Attribute) and (
+            not isinstance(node.value, ast.Name) or node.attr not in ("shape", "dtype")
+        ):
+            raise InvalidKernel(f"attribute {ast.unparse(node)} is not .shape or .dtype of a tensor")
+    returns = [n for n in ast.walk(func) if isinstance(n, ast.Return)]
+    if not returns:
+        raise InvalidKernel("the kernel has no return statement")
+    for ret in returns:
+        value = ret.value
+        elts = value.elts if isinstance(value, ast.Tuple) else [value]
+        if not all(isinstance(e, ast.Name) for e in elts):
+            raise InvalidKernel("the return value must be tensor names")
+        names = {e.id for e in elts if isinstance(e, ast.Name)}
+        if not names <= params | outputs:
+            raise InvalidKernel("a returned name is neither an input nor an output_tensor")
+        if not outputs <= names:
+            raise InvalidKernel("an output_tensor is not returned")
+
+
+class _LineBudget:
+    def __init__(self, budget: int) -> None:
+        self.left = budget
+
+    def __call__(self, frame: FrameType, event: str, arg: object) -> Any:
+        if event == "line":
+            self.left -= 1
+            if self.left < 0:
+                raise _BudgetSpent
+        return self
+
+
+class _BudgetSpent(Exception):
+    pass
+
+
+def _empty_range(*args: int) -> range:
+    return range(0)
+
+
+def _run(
+    func_source: str,
+    name: str,
+    inputs: tuple[TensorSpec, ...],
+    loops: Callable[..., Iterable[int]] | None = None,
+    fill: float = 0.0,
+) -> Any:
+    """Run the kernel on zero inputs; `loops` replaces the loop intrinsics (range, serial, ...), `fill` is
+    what fresh tensors (output_tensor, allocate) hold before the kernel writes them."""
+    env: dict[str, Any] = dict(INTRINSICS)
+    if fill:
+        env["allocate"] = env["output_tensor"] = functools.partial(_allocate, fill=fill)
+    if loops is not None:
+        env.update({k: loops for k in _LOOPS})
+        env["grid"] = lambda extents: iter(())
+    code = compile(func_source, f"<kernel {name}>", "exec")
+    exec(code, env)
+    args = [np.zeros(t.shape, dtype=t.dtype) for t in inputs]
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return env[name](*args)
+
+
+def _as_outputs(result: Any) -> tuple[TensorSpec, ...]:
+    results = result if isinstance(result, (tuple, list)) else (result,)
+    outputs = []
+    for r in results:
+        if not isinstance(r, np.ndarray):
+            raise InvalidKernel("the kernel must return its output tensors")
+        outputs.append(TensorSpec(tuple(int(d) for d in r.shape), str(r.dtype)))
+    return tuple(outputs)
+
+
+def infer_outputs(case: Case) -> tuple[TensorSpec, ...]:
+    """Validate `case` as a kernel and return its output tensors, as MindSpore's auto-infer would."""
+    func = parse_function(case.source)
+    if func.name != case.function:
+        raise InvalidKernel("function renamed")
+    if len(func.args.args) != len(case.inputs):
+        raise InvalidKernel("inputs and parameters differ")
+    static_check(func, case.target)
+    if sum(math.prod(t.shape) for t in case.inputs) > 2**31:
+        raise InvalidKernel("inputs too large to run as Python")
+    tracer = _LineBudget(LINE_BUDGET)
+    old = sys.gettrace()
+    sys.settrace(tracer)
+    try:
+        results = _run(case.source, case.function, case.inputs)
+        outputs = _as_outputs(results)
+        if case.mismatch is not None and _reads_before_writing(case, results):
+            raise InvalidKernel("the kernel reads tensor elements before writing them: its result is undefined")
+    except _BudgetSpent:
+        outputs = None
+    except InvalidKernel:
+        raise
+    except Exception as exc:
+        raise InvalidKernel(f"running the kernel as Python fails: {type(exc).__name__}: {exc}") from None
+    finally:
+        sys.settrace(old)
+    if outputs is None:
+        try:
+            outputs = _as_outputs(_run(case.source, case.function, case.inputs, _empty_range))
+        except InvalidKernel:
+            raise
+        except Exception as exc:
+            raise InvalidKernel(f"output shapes cannot be inferred: {type(exc).__name__}: {exc}") from None
+    return outputs
+
+
+def _reads_before_writing(case: Case, results: Any) -> bool:
+    """Whether the outputs depend on what fresh tensors held: AKG does not zero them, Python does, so
+    a wrong-result comparison of such a kernel means nothing."""
+    other = _run(case.source, case.function, case.inputs, fill=1.5)
+    pairs = zip(*(r if isinstance(r, (tuple, list)) else (r,) for r in (results, other)), strict=True)
+    return any(not np.array_equal(a, b, equal_nan=True) for a, b in pairs)
+
+
+def loop_nest_extents(case: Case) -> list[int]:
+    """The extents of the kernel's deepest loop nest, outermost first, found by running every loop once
+    (index 0); [] when the kernel cannot run that way."""
+    seen: list[tuple[int, int]] = []  # (depth, extent) of every loop, in the order they start
+    open_loops: list[int] = []
+
+    def first_only(*args: int) -> Iterator[int]:
+        extent = len(range(*args))
+        seen.append((len(open_loops), extent))
+        open_loops.append(extent)
+        try:
+            if extent:
+                yield range(*args)[0]
+        finally:
+            open_loops.pop()
+
+    try:
+        _run(case.source, case.function, case.inputs, first_only)
+    except Exception:
+        return []
+    if not seen:
+        return []
+    deepest = max(range(len(seen)), key=lambda i: seen[i][0])
+    nest = [seen[deepest][1]]
+    depth = seen[deepest][0]
+    for d, extent in reversed(seen[:deepest]):
+        if d == depth - 1:
+            nest.append(extent)
+            depth = d
+    return nest[::-1]

@@ -1,0 +1,66 @@
+"""The pass schedules, as data, one per kernel kind: run in this order, round after round, until a round
+changes nothing. Hybrid DSL: configuration first, then the biggest cuts of the kernel body while the loops
+still have their real extents (shrinking dims to 1 first strands the search in minima where extent-1 loops
+are all needed), then shapes (smaller shapes make every later compile faster), then finer edits. Fused graphs:
+configuration, then outputs and ops (ddmin, then cuts at a tensor), dims, op operands and dtypes."""
+
+from __future__ import annotations
+
+from reducer.core.case import Case
+from reducer.search.passes.base import DeletionPass, Pass, TransformPass
+from reducer.search.passes.config import DeleteEntries, SimplifyAttrValues
+from reducer.search.passes.control import FlattenControl
+from reducer.search.passes.expressions import CompactAssignments, ExpressionToConstant, ExpressionToOperand
+from reducer.search.passes.graph import (
+    CutGraph,
+    DeleteOps,
+    DeleteOutputs,
+    ShrinkGraphDims,
+    SimplifyGraphDtypes,
+    SimplifyOperands,
+)
+from reducer.search.passes.statements import DeleteStatements
+from reducer.search.passes.tensors import (
+    DropUnitAxes,
+    RemoveUnusedInputs,
+    ShrinkDims,
+    ShrinkLinkedDims,
+    SimplifyDtypes,
+)
+from reducer.search.passes.variables import InlineScalars
+
+SCHEDULE: list[Pass] = [
+    DeleteEntries("attrs"),
+    DeleteEntries("env"),
+    DeleteStatements(),
+    FlattenControl(),
+    ShrinkLinkedDims(),
+    ShrinkDims(),
+    InlineScalars(),
+    RemoveUnusedInputs(),
+    DropUnitAxes(),
+    ExpressionToOperand(),
+    ExpressionToConstant(),
+    CompactAssignments(),
+    SimplifyAttrValues(),
+    SimplifyDtypes(),
+]
+
+GRAPH_SCHEDULE: list[Pass] = [
+    DeleteEntries("attrs"),
+    DeleteEntries("env"),
+    DeleteOutputs(),
+    DeleteOps(),
+    CutGraph(),
+    ShrinkGraphDims(),
+    SimplifyOperands(),
+    SimplifyAttrValues(),
+    SimplifyGraphDtypes(),
+]
+
+
+def schedule_for(case: Case) -> list[Pass]:
+    return GRAPH_SCHEDULE if case.graph is not None else SCHEDULE
+
+
+__all__ = ["GRAPH_SCHEDULE", "SCHEDULE", "DeletionPass", "Pass", "TransformPass", "schedule_for"]

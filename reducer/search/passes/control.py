@@ -1,0 +1,61 @@
+"""Flatten control flow: a loop becomes its body with the loop variable fixed to its first value, an `if`
+becomes one of its branches, a `with` scope becomes its body."""
+
+from __future__ import annotations
+
+import ast
+import copy
+from collections.abc import Iterator
+
+from reducer.core.case import Case
+from reducer.search.passes.ast_edit import Replacement, node_edits
+
+LOOP_INTRINSICS = {"range", "serial", "vectorize", "parallel", "reduce"}
+
+
+class _Substitute(ast.NodeTransformer):
+    def __init__(self, name: str, value: ast.expr) -> None:
+        self.name = name
+        self.value = value
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        if node.id == self.name and isinstance(node.ctx, ast.Load):
+            return copy.deepcopy(self.value)
+        return node
+
+
+def _first_value(loop: ast.For) -> ast.expr | None:
+    it = loop.iter
+    if (
+        isinstance(loop.target, ast.Name)
+        and isinstance(it, ast.Call)
+        and isinstance(it.func, ast.Name)
+        and it.func.id in LOOP_INTRINSICS
+        and it.args
+    ):
+        return it.args[0] if len(it.args) >= 2 else ast.Constant(0)
+    return None
+
+
+def _flatten(node: ast.AST) -> list[Replacement]:
+    if isinstance(node, ast.For):
+        start = _first_value(node)
+        if start is None or not isinstance(node.target, ast.Name):
+            return []
+        body = [_Substitute(node.target.id, start).visit(copy.deepcopy(s)) for s in node.body]
+        return [body]
+    if isinstance(node, ast.If):
+        return [node.body] + ([node.orelse] if node.orelse else [])
+    if isinstance(node, ast.With):
+        return [node.body]
+    return []
+
+
+class FlattenControl:
+    """Innermost first: flattening any loop removes one header whatever its depth, and inner loops are
+    where kernel windows and reductions live, the incidental part of most failures."""
+
+    name = "control-flow"
+
+    def candidates(self, case: Case) -> Iterator[Case]:
+        return node_edits(case, _flatten, innermost_first=True)

@@ -1,0 +1,182 @@
+"""Passes over the kernel's inputs: drop inputs the body no longer reads, shrink dimensions (dims that
+hold the same value across inputs first as one linked group, then each alone), and simplify dtypes."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from reducer.core.case import Case, TensorSpec
+from reducer.search.passes.ast_edit import allocated_shapes, parse, render
+
+Dim = tuple[int, int]  # (input index, axis)
+SIMPLER_DTYPE = {
+    "float16": "float32",
+    "float64": "float32",
+    "int64": "int32",
+    "int8": "int32",
+    "int16": "int32",
+}
+
+
+def smaller_values(value: int) -> list[int]:
+    """Integer shrinker steps: the floor first, then halving, then values closer to `value`."""
+    steps = [1, 2, value // 4, value // 2, (3 * value) // 4, value - 1]
+    return sorted({v for v in steps if 1 <= v < value})
+
+
+def with_dims(case: Case, dims: list[Dim], value: int) -> Case:
+    """`case` with every dim of `dims` set to `value`."""
+    shapes = [list(t.shape) for t in case.inputs]
+    for i, axis in dims:
+        shapes[i][axis] = value
+    return case.with_(inputs=tuple(TensorSpec(tuple(s), t.dtype) for s, t in zip(shapes, case.inputs, strict=True)))
+
+
+def linked_groups(case: Case) -> list[list[Dim]]:
+    """Dims with one value shared by several places, biggest value first: they usually must stay equal."""
+    by_value: dict[int, list[Dim]] = {}
+    for i, t in enumerate(case.inputs):
+        for axis, d in enumerate(t.shape):
+            if d > 1:
+                by_value.setdefault(d, []).append((i, axis))
+    return [dims for _, dims in sorted(by_value.items(), reverse=True) if len(dims) > 1]
+
+
+class ShrinkLinkedDims:
+    name = "linked-dims"
+
+    def candidates(self, case: Case) -> Iterator[Case]:
+        for dims in linked_groups(case):
+            value = case.inputs[dims[0][0]].shape[dims[0][1]]
+            for v in smaller_values(value):
+                yield with_dims(case, dims, v)
+
+
+class ShrinkDims:
+    name = "dims"
+
+    def candidates(self, case: Case) -> Iterator[Case]:
+        for i, t in enumerate(case.inputs):
+            for axis, d in enumerate(t.shape):
+                for v in smaller_values(d):
+                    yield with_dims(case, [(i, axis)], v)
+
+
+class RemoveUnusedInputs:
+    name = "inputs"
+
+    def candidates(self, case: Case) -> Iterator[Case]:
+        func = parse(case)
+        used = {n.id for n in ast.walk(func) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+        for i, arg in enumerate(func.args.args):
+            if arg.arg not in used and len(case.inputs) > 1:
+                edited = parse(case)
+                del edited.args.args[i]
+                reduced = render(case, edited)
+                yield reduced.with_(inputs=case.inputs[:i] + case.inputs[i + 1 :])
+
+
+class SimplifyDtypes:
+    name = "dtypes"
+
+    def candidates(self, case: Case) -> Iterator[Case]:
+        for i, t in enumerate(case.inputs):
+            if t.dtype in SIMPLER_DTYPE:
+                inputs = list(case.inputs)
+                inputs[i] = TensorSpec(t.shape, SIMPLER_DTYPE[t.dtype])
+                yield case.with_(inputs=tuple(inputs))
+
+
+def _is_shape_of(node: ast.AST, name: str) -> bool:
+    return (
+        isinstance(node, ast.Attribute)
+        and node.attr == "shape"
+        and isinstance(node.value, ast.Name)
+        and node.value.id == name
+    )
+
+
+class _DropIndex(ast.NodeTransformer):
+    """Remove axis `axis` from every access of tensor `name`: indices, `.shape[k]` reads, and unpacking
+    (`n, c, h = x.shape` loses the name bound to the axis; that name's reads become its value, 1)."""
+
+    def __init__(self, name: str, axis: int, rank: int) -> None:
+        self.name, self.axis, self.rank = name, axis, rank
+        self.unit_names: set[str] = set()
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
+        for stmt in ast.walk(node):
+            if isinstance(stmt, ast.Assign) and self._unpacks_shape(stmt):
+                target = stmt.targets[0].elts[self.axis]  # type: ignore[attr-defined]
+                if isinstance(target, ast.Name):
+                    self.unit_names.add(target.id)
+        self.generic_visit(node)
+        return node
+
+    def _unpacks_shape(self, node: ast.Assign) -> bool:
+        target = node.targets[0]
+        return isinstance(target, ast.Tuple) and len(target.elts) == self.rank and _is_shape_of(node.value, self.name)
+
+    def visit_Assign(self, node: ast.Assign) -> ast.AST | None:
+        if self._unpacks_shape(node):
+            target = node.targets[0]
+            assert isinstance(target, ast.Tuple)
+            del target.elts[self.axis]
+            return node if target.elts else None
+        self.generic_visit(node)
+        return node
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        if node.id in self.unit_names and isinstance(node.ctx, ast.Load):
+            return ast.Constant(1)
+        return node
+
+    def visit_Subscript(self, node: ast.Subscript) -> ast.AST:
+        self.generic_visit(node)
+        owner = node.value
+        if isinstance(owner, ast.Name) and owner.id == self.name:
+            elts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+            if len(elts) == self.rank:
+                rest = [e for k, e in enumerate(elts) if k != self.axis]
+                node.slice = rest[0] if len(rest) == 1 else ast.Tuple(rest, ast.Load())
+        elif (
+            _is_shape_of(owner, self.name)
+            and isinstance(node.slice, ast.Constant)
+            and isinstance(node.slice.value, int)
+        ):
+            k = node.slice.value % self.rank
+            if k == self.axis:
+                return ast.Constant(1)
+            node.slice = ast.Constant(k - 1 if k > self.axis else k)
+        return node
+
+
+class DropUnitAxes:
+    """Lower the rank of a tensor along an axis of extent 1: fewer dims, shorter indices, down to a
+    scalar tensor (shape `[]`), which MindSpore and AKG accept."""
+
+    name = "unit-axes"
+
+    def candidates(self, case: Case) -> Iterator[Case]:
+        func = parse(case)
+        for i, (arg, spec) in enumerate(zip(func.args.args, case.inputs, strict=True)):
+            rank = len(spec.shape)
+            for axis in range(rank):
+                if spec.shape[axis] == 1:
+                    edited = parse(case)
+                    _DropIndex(arg.arg, axis, rank).visit(edited)
+                    shape = spec.shape[:axis] + spec.shape[axis + 1 :]
+                    inputs = list(case.inputs)
+                    inputs[i] = TensorSpec(shape, spec.dtype)
+                    yield render(case, edited).with_(inputs=tuple(inputs))
+        for index, (name, dims) in enumerate(allocated_shapes(func)):
+            rank = len(dims.elts)
+            for axis in range(rank):
+                dim = dims.elts[axis]
+                if isinstance(dim, ast.Constant) and dim.value == 1:
+                    edited = parse(case)
+                    _DropIndex(name, axis, rank).visit(edited)
+                    target = list(allocated_shapes(edited))[index][1]
+                    del target.elts[axis]
+                    yield render(case, edited)
