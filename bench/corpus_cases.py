@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from reducer.core.case import load_case
+from reducer.inputs.crash_yaml import load_case
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"
 

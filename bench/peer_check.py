@@ -16,9 +16,9 @@ import sys
 from pathlib import Path
 
 from reducer.compile.akg import compile_case
+from reducer.compile.signature import matches, signature_of
 from reducer.core.case import Case, Expectation, TensorSpec
 from reducer.kernels.hybrid import InvalidKernel, infer_outputs
-from reducer.compile.signature import matches, signature_of
 
 
 def parse_single_file(text: str) -> Case:

@@ -29,9 +29,10 @@ from pathlib import Path
 
 from peer_check import parse_single_file, single_file
 
-from reducer.core.case import Case, load_case
+from reducer.core.case import Case
+from reducer.inputs.crash_yaml import load_case
+from reducer.kernels.kinds import size_of
 from reducer.session import Settings, adaptive_timeout, original_signature, reduce_case
-from reducer.kernels.size import size_of
 
 HERE = Path(__file__).resolve().parent
 CORPUS = HERE.parent / "corpus"

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from corpus_cases import CORPUS, crash_cases
 
-from reducer.core.case import load_case
+from reducer.inputs.crash_yaml import load_case
 from reducer.session import Settings, reduce_case
 
 

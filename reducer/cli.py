@@ -17,13 +17,14 @@ from rich.progress import Progress, TextColumn
 
 from reducer.compile.cache import default_cache_path
 from reducer.core.case import Case
-from reducer.diagnosis.diagnose import DEFAULT_BUDGET
 from reducer.core.errors import InputError, NotFailingError
+from reducer.diagnosis.diagnose import DEFAULT_BUDGET
 from reducer.inputs.load import load_input, original_files
+from reducer.kernels.kinds import GRAPH, kind_of, size_of
+from reducer.kernels.size import Size
 from reducer.nightly.run import NightOptions, run_night
 from reducer.search.oracle import Counters
 from reducer.session import Events, Settings, original_signature, reduce_case
-from reducer.kernels.size import Size, size_of
 
 EXIT_BAD_INPUT = 2
 EXIT_NOT_FAILING = 3
@@ -69,7 +70,7 @@ class _Progress:
         s = size_of(case)
         count = (
             f"ops {s.ops:>3}/{self.original.ops}"
-            if case.graph is not None
+            if kind_of(case) is GRAPH
             else f"tokens {s.tokens:>4}/{self.original.tokens}"
         )
         err.print(
@@ -81,7 +82,7 @@ class _Progress:
 
 
 def _amount(size: Size, case: Case) -> str:
-    return f"{size.ops} ops" if case.graph is not None else f"{size.tokens} tokens"
+    return kind_of(case).amount(size)
 
 
 def _interrupt(signum: int, frame: object) -> None:

@@ -6,9 +6,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
-import os
 import shutil
-import tempfile
 from collections import Counter
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -16,20 +14,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from reducer.compile.akg import compile_case, find_toolchain, freeze_attrs
 from reducer.bundle.write import BundleInput, refuse_foreign, write_bundle
+from reducer.compile.akg import compile_case, find_toolchain, freeze_attrs
 from reducer.compile.cache import CompileCache
+from reducer.compile.sandbox import Outcome, allow_compiles, cancel_all, sweep_orphans, temp_dir
+from reducer.compile.signature import Signature, matches, signature_of
+from reducer.compile.warm import WorkerPool
 from reducer.core.case import Case, Expectation, TensorSpec
-from reducer.diagnosis.diagnose import DEFAULT_BUDGET, Diagnosis, diagnose
 from reducer.core.errors import CompilesFine, FailsDifferently, Flaky, InvalidKernel, NotFailingError
-from reducer.kernels.kinds import outputs_of
+from reducer.core.files import write_atomic
+from reducer.diagnosis.diagnose import DEFAULT_BUDGET, Diagnosis, diagnose
+from reducer.kernels.kinds import GRAPH, kind_of, outputs_of, size_of
 from reducer.search.oracle import Compiler, Counters, Oracle
 from reducer.search.passes import schedule_for
-from reducer.compile.sandbox import Outcome, allow_compiles, cancel_all, sweep_orphans, temp_dir
 from reducer.search.reduction import Reduction
-from reducer.compile.signature import Signature, matches, signature_of
-from reducer.kernels.size import size_of
-from reducer.compile.warm import WorkerPool
 
 CONFIRM_RUNS = 3
 PROBE_RUNS = 3
@@ -84,10 +82,6 @@ class Reproduction:
     runs: int
     slowest: float  # seconds of the slowest probe compile
 
-    @property
-    def flaky(self) -> bool:
-        return self.matching < self.runs
-
 
 def original_signature(
     case: Case,
@@ -141,13 +135,14 @@ def adaptive_timeout(case: Case, original: Reproduction) -> float | None:
 
 
 class Checkpoint:
-    """The best case so far on disk, written atomically after every improvement, read on resume."""
+    """The best case so far and the edits that led there, on disk, written atomically after every
+    improvement, read on resume."""
 
     def __init__(self, out_dir: Path, original: Case) -> None:
         self.path = out_dir / STATE_DIR / f"{original.name}.json"
         self.original_key = original.key()
 
-    def load(self, original: Case) -> Case | None:
+    def load(self, original: Case) -> tuple[Case, list[dict[str, str]]] | None:
         try:
             data = json.loads(self.path.read_text())
         except (OSError, ValueError):
@@ -155,21 +150,18 @@ class Checkpoint:
         if data.get("original") != self.original_key:
             return None
         best = data["best"]
-        return original.with_(
+        case = original.with_(
             graph=best.get("graph"),
             source=best["source"],
             inputs=tuple(TensorSpec(tuple(t["shape"]), t["dtype"]) for t in best["inputs"]),
             attrs=best["attrs"],
             env=best["env"],
         )
+        return case, list(data.get("edits", []))
 
-    def save(self, best: Case) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        blob = json.dumps({"original": self.original_key, "best": best.content()}, indent=1)
-        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".ckpt.")
-        with os.fdopen(fd, "w") as fh:
-            fh.write(blob)
-        os.replace(tmp, self.path)
+    def save(self, best: Case, edits: list[dict[str, str]]) -> None:
+        blob = json.dumps({"original": self.original_key, "best": best.content(), "edits": edits}, indent=1)
+        write_atomic(self.path, blob, mode=0o600)
 
     def clear(self) -> None:
         self.path.unlink(missing_ok=True)
@@ -228,7 +220,7 @@ def _reduce(
     toolchain = find_toolchain(case.python, case.compiler)
     counters = Counters()  # every compile of this reduction: probes, search, confirmation, IR dump
     events.on_oracle(counters)
-    if case.graph is not None:
+    if kind_of(case) is GRAPH:
         events.on_stage("freezing the attrs AKG uses for the graph")
     frozen = freeze_attrs(case)
     events.on_stage("running the original")
@@ -237,27 +229,10 @@ def _reduce(
     expectation = original.signature.expectation()
     with Oracle(expectation, settings.jobs, compiler, repeat, cache, counters) as oracle:
         checkpoint = Checkpoint(out_dir, case)
-        searched = start = frozen.with_(timeout=timeout)  # the original, with the search's compile timeout
-        resumed = checkpoint.load(start)
-        if resumed is not None and oracle.interesting(resumed):
-            events.on_stage("resuming from the checkpoint")
-            start = resumed
-        else:
-            resumed = None
-
-        def improved(name: str, best: Case) -> None:
-            checkpoint.save(best)
-            events.on_improve(name, best)
-
-        search = Reduction(start, oracle, schedule_for(start), on_improve=improved, on_pass=events.on_pass)
-        try:
-            best = search.run()
-        except KeyboardInterrupt:
-            cancel_all()
-            checkpoint.save(search.best)
-            raise
+        searched = frozen.with_(timeout=timeout)  # the original, with the search's compile timeout
+        search, resumed = _search(searched, oracle, checkpoint, events)
         # The bundle replays with the user's limit (or the default), not the one chosen for the search.
-        best = best.with_(timeout=case.timeout)
+        best = search.best.with_(timeout=case.timeout)
         events.on_stage("confirming the result")
         outputs = outputs_of(best)
         with temp_dir("ir") as ir_dir, ThreadPoolExecutor(1) as side:
@@ -265,13 +240,8 @@ def _reduce(
             # With spare cores it runs alongside the confirmation runs.
             dump = functools.partial(_dump_ir, best, outputs, expectation, ir_dir, repeat)
             ir_run = side.submit(dump) if settings.jobs > 1 else None
-            signatures = [sig for sig, _ in oracle.run_many(best, CONFIRM_RUNS * repeat)]
+            signatures = _confirm(best, oracle, expectation, repeat)
             same = [s for s in signatures if matches(s, expectation)]
-            if not same or (repeat == 1 and len(same) < len(signatures)):
-                raise Flaky(
-                    "the reduced case does not fail the same way on every re-run (flaky compiler? try --repeat): "
-                    + "; ".join(sorted({s.one_line() for s in signatures}))
-                )
             diagnosis: Diagnosis | None = None
             if settings.diagnose:
                 events.on_stage("diagnosis: workarounds and the shape boundary")
@@ -282,7 +252,7 @@ def _reduce(
             stats = {
                 **oracle.counters.to_dict(),
                 "rounds": search.rounds,
-                "resumed": resumed is not None,
+                "resumed": resumed,
                 "repeat": repeat,
                 "original_runs": f"{original.matching} of {original.runs}",
                 "search_timeout": timeout,
@@ -305,8 +275,47 @@ def _reduce(
                     confirmed=len(same),
                     confirm_runs=len(signatures),
                     diagnosis=diagnosis,
+                    edits=search.log,
                 ),
                 out_dir,
             )
         checkpoint.clear()
         return bundle, stats
+
+
+def _search(start: Case, oracle: Oracle, checkpoint: Checkpoint, events: Events) -> tuple[Reduction, bool]:
+    """Run the search from `start`, or from the checkpoint when it is still interesting; every improvement
+    is checkpointed, and so is the best case when the run is interrupted. Returns it and whether it resumed."""
+    resumed = checkpoint.load(start)
+    edits: list[dict[str, str]] = []
+    if resumed is not None and oracle.interesting(resumed[0]):
+        events.on_stage("resuming from the checkpoint")
+        start, edits = resumed
+    else:
+        resumed = None
+
+    def improved(name: str, best: Case) -> None:
+        checkpoint.save(best, search.log)
+        events.on_improve(name, best)
+
+    search = Reduction(start, oracle, schedule_for(start), on_improve=improved, on_pass=events.on_pass, log=edits)
+    try:
+        search.run()
+    except KeyboardInterrupt:
+        cancel_all()
+        checkpoint.save(search.best, search.log)
+        raise
+    return search, resumed is not None
+
+
+def _confirm(best: Case, oracle: Oracle, expectation: Expectation, repeat: int) -> list[Signature]:
+    """The signatures of CONFIRM_RUNS x `repeat` compiles of the result; Flaky unless it fails the same way
+    every time (or, with `repeat`, at least once)."""
+    signatures = [sig for sig, _ in oracle.run_many(best, CONFIRM_RUNS * repeat)]
+    same = [s for s in signatures if matches(s, expectation)]
+    if not same or (repeat == 1 and len(same) < len(signatures)):
+        raise Flaky(
+            "the reduced case does not fail the same way on every re-run (flaky compiler? try --repeat): "
+            + "; ".join(sorted({s.one_line() for s in signatures}))
+        )
+    return signatures

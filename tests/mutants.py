@@ -18,47 +18,56 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-TESTS = ["tests/test_sandbox.py", "tests/test_warm.py", "tests/test_interrupt.py"]
+TESTS = ["tests/compile/test_sandbox.py", "tests/compile/test_warm.py", "tests/session/test_interrupt.py"]
 SECONDS = 15 * 60
 
 # name: (file, exact text of the protection, what replaces it)
+SANDBOX, WORKER = "reducer/compile/sandbox.py", "reducer/compile/akg_worker.py"
 MUTANTS = {
-    "tree kill": ("reducer/compile/sandbox.py", "os.killpg(pgid, signal.SIGKILL)", "pass"),
-    "timeout": ("reducer/compile/sandbox.py", "if time.monotonic() - start > timeout:", "if False:"),
-    "memory cap": ("reducer/compile/sandbox.py", "if peak > memory_mb:", "if False:"),
-    "temp-dir quota": ("reducer/compile/sandbox.py", "if _dir_bytes(workdir) > DIR_QUOTA:", "if False:"),
-    "output capping": ("reducer/compile/sandbox.py", "if size <= 2 * OUTPUT_KEEP:", "if True:"),
+    "tree kill": (SANDBOX, "os.killpg(pgid, signal.SIGKILL)", "pass"),
+    "timeout": (SANDBOX, "if time.monotonic() - start > timeout:", "if False:"),
+    "memory cap": (SANDBOX, "if peak > memory_mb:", "if False:"),
+    "temp-dir quota": (SANDBOX, "if _dir_bytes(workdir) > DIR_QUOTA:", "if False:"),
+    "output capping": (SANDBOX, "if size <= 2 * OUTPUT_KEEP:", "if True:"),
     "die with parent, cold": (
-        "reducer/compile/sandbox.py",
+        SANDBOX,
         "ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)",
         "pass",
     ),
     "die with parent, warm child": (
-        "reducer/compile/akg_worker.py",
+        WORKER,
         "ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)",
         "pass",
     ),
     "warm worker ends its compile when the reducer is gone": (
-        "reducer/compile/akg_worker.py",
+        WORKER,
         "os.killpg(pid, signal.SIGKILL)",
         "pass",
     ),
     "file-size cap, cold": (
-        "reducer/compile/sandbox.py",
+        SANDBOX,
         "resource.setrlimit(resource.RLIMIT_FSIZE, (FILE_SIZE_LIMIT, FILE_SIZE_LIMIT))",
         "pass",
     ),
     "file-size cap, warm": (
-        "reducer/compile/akg_worker.py",
+        WORKER,
         'resource.setrlimit(resource.RLIMIT_FSIZE, (request["file_limit"], request["file_limit"]))',
         "pass",
     ),
-    "core dumps off, cold": ("reducer/compile/sandbox.py", "resource.setrlimit(resource.RLIMIT_CORE, (0, 0))", "pass"),
-    "core dumps off, warm": ("reducer/compile/akg_worker.py", "resource.setrlimit(resource.RLIMIT_CORE, (0, 0))", "pass"),
-    "compile temp files in its dir, cold": ("reducer/compile/sandbox.py", '"TMPDIR": str(workdir), ', ""),
-    "compile temp files in its dir, warm": ("reducer/compile/akg_worker.py", 'os.environ["TMPDIR"] = request["dir"]', "pass"),
+    "core dumps off, cold": (SANDBOX, "resource.setrlimit(resource.RLIMIT_CORE, (0, 0))", "pass"),
+    "core dumps off, warm": (
+        WORKER,
+        "resource.setrlimit(resource.RLIMIT_CORE, (0, 0))",
+        "pass",
+    ),
+    "compile temp files in its dir, cold": (SANDBOX, '"TMPDIR": str(workdir), ', ""),
+    "compile temp files in its dir, warm": (
+        WORKER,
+        'os.environ["TMPDIR"] = request["dir"]',
+        "pass",
+    ),
     "sweep of dead reducers' temp dirs": (
-        "reducer/compile/sandbox.py",
+        SANDBOX,
         'for path in Path(tempfile.gettempdir()).glob(f"{PREFIX}*-*"):',
         "for path in []:",
     ),

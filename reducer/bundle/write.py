@@ -3,7 +3,9 @@ render ISSUE.md and repro.py from templates, and publish the folder and a .tar.g
 
 from __future__ import annotations
 
+import ast
 import getpass
+import io
 import json
 import os
 import pprint
@@ -14,21 +16,21 @@ import sys
 import tarfile
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import jinja2
-
-from reducer.kernels import graph as graphs
 from reducer.compile.akg import MISMATCH_SCRIPT, Toolchain, host_facts, mismatch_spec, side_files
-from reducer.core.case import Case, Expectation, case_to_yaml
-from reducer.diagnosis.diagnose import Diagnosis
-from reducer.core.errors import InputError
-from reducer.kernels.info import build_info
 from reducer.compile.signature import Signature, message_regex
+from reducer.core.case import Case, Expectation
+from reducer.core.errors import InputError
+from reducer.core.files import write_atomic
+from reducer.core.templates import templates
+from reducer.diagnosis.diagnose import Diagnosis
+from reducer.diagnosis.stage import FailingStage, failing_stage
+from reducer.inputs.crash_yaml import case_to_yaml
+from reducer.kernels.kinds import HYBRID, kind_of
 from reducer.kernels.size import Size
-from reducer.diagnosis.stage import failing_stage
 
 MARKER = ".akg-reduce-bundle"
 SECRET_NAME = re.compile(r"TOKEN|KEY|PASSWORD|SECRET|PASSWD|CREDENTIAL", re.IGNORECASE)
@@ -81,6 +83,7 @@ class BundleInput:
     confirmed: int
     confirm_runs: int
     diagnosis: Diagnosis | None = None
+    edits: list[dict[str, str]] = field(default_factory=list)  # the search's accepted edits, in order
 
 
 def _key_log(log: str, signature: Signature) -> str:
@@ -91,78 +94,72 @@ def _key_log(log: str, signature: Signature) -> str:
 
 
 def _render(template: str, **context: Any) -> str:
-    env = jinja2.Environment(
-        loader=jinja2.PackageLoader("reducer.bundle", "templates"),
-        undefined=jinja2.StrictUndefined,
-        keep_trailing_newline=True,
-        trim_blocks=True,
-    )
-    return env.get_template(template).render(**context)
+    return templates("reducer.bundle", trim_blocks=True).get_template(template).render(**context)
 
 
 def _mismatch_repro(case: Case) -> str:
-    """reducer/compile/mismatch_run.py with the case's spec embedded: it needs only MindSpore."""
+    """The wrong-result runner (compile/mismatch_run.py) up to its main guard, with the case's spec and a
+    main guard that runs it: a script that needs only MindSpore."""
     runner = Path(MISMATCH_SCRIPT).read_text()
-    spec = pprint.pformat(mismatch_spec(case), sort_dicts=False, width=110)
-    return runner.replace("EMBEDDED_SPEC = None  # repro.py sets the spec here", f"EMBEDDED_SPEC = {spec}", 1)
-
-
-def _kernel_kind(case: Case, info: dict[str, Any]) -> str:
-    if case.graph is not None:
-        return f"fused graph kernel of {len(info['op_desc'])} ops (MindSpore graph-kernel fusion)"
-    return "Hybrid DSL kernel (Custom op, func_type='hybrid')"
-
-
-def _files(b: BundleInput, redact: Redactor) -> dict[str, str]:
-    reduced = b.reduced.with_(env=redact.env(b.reduced.env))
-    info = build_info(reduced, b.outputs)
-    env_facts = host_facts(b.toolchain)
-    where = b.signature.location.split(":")[0] if b.signature.location else ""
-    stage = failing_stage(b.log, b.signature, b.ir_dir)
-    context = {
-        "name": b.reduced.name,
-        "hardware": b.reduced.target.upper() if b.reduced.target == "cpu" else b.reduced.target,
-        "env": env_facts,
-        "target": b.reduced.target,
-        "kernel_kind": _kernel_kind(reduced, info),
-        "function": b.reduced.function or info.get("op", ""),
-        "graph_text": graphs.describe(info) if reduced.graph is not None else "",
-        "inputs": b.reduced.inputs,
-        "inputs_text": ", ".join(f"{list(t.shape)} {t.dtype}" for t in b.reduced.inputs),
-        "signature": b.signature,
-        "stage": stage,
-        "source": reduced.source,
-        "attrs_json": json.dumps(reduced.attrs),
-        "env_vars": " ".join(f"{k}={v}" for k, v in reduced.env.items()),
-        "needs_decorator": True,
-        "key_log": redact.text(_key_log(b.log, b.signature)),
-        "original": b.sizes["original"],
-        "reduced": b.sizes["reduced"],
-        "stats": b.stats,
-        "confirmed": b.confirmed,
-        "confirm_runs": b.confirm_runs,
-        "diagnosis": b.diagnosis,
-        "mismatch": reduced.mismatch,
-    }
-    repro = (
-        _mismatch_repro(reduced)
-        if reduced.mismatch
-        else _render(
-            "repro.py.j2",
-            name=b.reduced.name,
-            mindspore=env_facts["mindspore"],
-            info_json=pprint.pformat(info, sort_dicts=False, width=110),
-            attrs_json=repr(reduced.attrs),
-            env_json=repr(reduced.env),
-            files_json=repr(side_files(reduced)),
-            kind=b.signature.kind,
-            message_regex=message_regex(b.signature.message),
-            where=where,
-            timeout=int(max(b.reduced.time_limit, 60)),
-            target=b.reduced.target,
-        )
+    guard = next(
+        node for node in ast.parse(runner).body if isinstance(node, ast.If) and "__main__" in ast.unparse(node.test)
     )
-    reduction = {
+    spec = pprint.pformat(mismatch_spec(case), sort_dicts=False, width=110)
+    return _render("mismatch_repro.py.j2", runner="\n".join(runner.splitlines()[: guard.lineno - 1]), spec=spec)
+
+
+def _compile_repro(b: BundleInput, reduced: Case, info: dict[str, Any], mindspore: str) -> str:
+    return _render(
+        "repro.py.j2",
+        name=reduced.name,
+        mindspore=mindspore,
+        info_json=pprint.pformat(info, sort_dicts=False, width=110),
+        attrs_json=repr(reduced.attrs),
+        env_json=repr(reduced.env),
+        files_json=repr(side_files(reduced)),
+        kind=b.signature.kind,
+        message_regex=message_regex(b.signature.message),
+        where=b.signature.location.split(":")[0] if b.signature.location else "",
+        timeout=int(max(reduced.time_limit, 60)),
+        target=reduced.target,
+    )
+
+
+def _issue(
+    b: BundleInput, reduced: Case, info: dict[str, Any], stage: FailingStage, env_facts: dict, redact: Redactor
+) -> str:
+    kind = kind_of(reduced)
+    return _render(
+        "issue.md.j2",
+        name=reduced.name,
+        hardware=reduced.target.upper() if reduced.target == "cpu" else reduced.target,
+        env=env_facts,
+        target=reduced.target,
+        kernel_kind=kind.describe(reduced),
+        function=reduced.function or info.get("op", ""),
+        graph_text=kind.listing(reduced),
+        inputs=reduced.inputs,
+        inputs_text=", ".join(f"{list(t.shape)} {t.dtype}" for t in reduced.inputs),
+        signature=b.signature,
+        stage=stage,
+        source=reduced.source,
+        attrs_json=json.dumps(reduced.attrs),
+        env_vars=" ".join(f"{k}={v}" for k, v in reduced.env.items()),
+        needs_decorator=True,
+        key_log=redact.text(_key_log(b.log, b.signature)),
+        original=b.sizes["original"],
+        reduced=b.sizes["reduced"],
+        stats=b.stats,
+        confirmed=b.confirmed,
+        confirm_runs=b.confirm_runs,
+        diagnosis=b.diagnosis,
+        mismatch=reduced.mismatch,
+    )
+
+
+def _reduction(b: BundleInput, stage: FailingStage) -> dict[str, Any]:
+    """reduction.json: the signature, where AKG fails, the sizes, the statistics and the accepted edits."""
+    return {
         "signature": b.signature.to_dict(),
         "stage": stage.to_dict(),
         "original": b.sizes["original"].to_dict(),
@@ -171,18 +168,28 @@ def _files(b: BundleInput, redact: Redactor) -> dict[str, str]:
         "confirmations": b.confirmed,
         "confirmation_runs": b.confirm_runs,
         "diagnosis": b.diagnosis.to_dict() if b.diagnosis else None,
+        "edits": b.edits,
     }
+
+
+def _files(b: BundleInput, redact: Redactor) -> dict[str, str]:
+    reduced = b.reduced.with_(env=redact.env(b.reduced.env))
+    kind = kind_of(reduced)
+    info = kind.info(reduced, b.outputs)
+    env_facts = host_facts(b.toolchain)
+    stage = failing_stage(b.log, b.signature, b.ir_dir)
     env_json = {**env_facts, "compile_env": reduced.env, "attrs": reduced.attrs, "target": reduced.target}
-    kernel_file = "kernel.info" if reduced.graph is not None else "kernel.py"
     files = {
-        "ISSUE.md": _render("issue.md.j2", **context),
-        "repro.py": repro,
-        **({} if reduced.graph is not None else {"kernel.py": reduced.source}),
+        "ISSUE.md": _issue(b, reduced, info, stage, env_facts, redact),
+        "repro.py": _mismatch_repro(reduced)
+        if reduced.mismatch
+        else _compile_repro(b, reduced, info, env_facts["mindspore"]),
+        **({"kernel.py": reduced.source} if kind is HYBRID else {}),
         "kernel.info": json.dumps(info, indent=4),
-        "crash.yaml": case_to_yaml(reduced, kernel_file, b.expectation),
+        "crash.yaml": case_to_yaml(reduced, kind.kernel_file, b.expectation),
         "compile.log": b.log,
         "env.json": json.dumps(env_json, indent=2),
-        "reduction.json": json.dumps(reduction, indent=2, default=str),
+        "reduction.json": json.dumps(_reduction(b, stage), indent=2, default=str),
     }
     for name, text in b.original_files.items():
         files[f"original/{name}"] = text
@@ -244,10 +251,8 @@ def _copy_redacted(src: Path, dst: Path, redact: Callable[[str], str]) -> None:
 
 def _archive(folder: Path) -> Path:
     final = folder.with_name(folder.name + ".tar.gz")
-    fd, tmp = tempfile.mkstemp(prefix=f".{folder.name}.", suffix=".tar.gz", dir=folder.parent)
-    os.close(fd)
-    with tarfile.open(tmp, "w:gz") as tar:
+    data = io.BytesIO()
+    with tarfile.open(fileobj=data, mode="w:gz") as tar:
         tar.add(folder, arcname=folder.name, filter=lambda ti: None if ti.name.endswith(MARKER) else ti)
-    os.chmod(tmp, 0o644)
-    os.replace(tmp, final)
+    write_atomic(final, data.getvalue())
     return final

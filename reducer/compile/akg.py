@@ -19,11 +19,11 @@ from pathlib import Path
 from typing import Any
 
 from reducer.compile.cache import compile_key
-from reducer.core.case import Case, TensorSpec
-from reducer.core.errors import InputError
-from reducer.kernels.info import info_text
 from reducer.compile.sandbox import Outcome, run_sandboxed, supervise
 from reducer.compile.warm import WorkerDied, WorkerPool, WorkerUnavailable
+from reducer.core.case import Case, TensorSpec
+from reducer.core.errors import InputError
+from reducer.kernels.kinds import GRAPH, info_text, kind_of
 
 COMPILER_SCRIPT = "_extends/parallel_compile/akg_compiler/compiler.py"
 PLUGIN_DIR = "lib/plugin/cpu"
@@ -165,7 +165,7 @@ def freeze_attrs(case: Case) -> Case:
     merged in, see effective_attrs.py) and an empty tiling repository, so that shrinking the graph cannot
     silently change them; only the attr and env passes may remove them. `case` itself when it is not a graph,
     AKG splits it into several segments, or the compiler is not MindSpore's."""
-    if case.graph is None:
+    if kind_of(case) is not GRAPH:
         return case
     toolchain = find_toolchain(case.python, case.compiler)
     command = [toolchain.python, EFFECTIVE_ATTRS_SCRIPT, toolchain.compiler_script, "k.info", json.dumps(case.attrs)]

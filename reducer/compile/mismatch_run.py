@@ -15,7 +15,6 @@ import tempfile
 import numpy as np
 
 VERDICT = "AKG-REDUCE-CHECK"
-EMBEDDED_SPEC = None  # repro.py sets the spec here
 
 
 def make_inputs(inputs, seed):
@@ -89,11 +88,7 @@ def compare(got, want, tolerance):
     return worst, worst_error, within
 
 
-def main():
-    spec = EMBEDDED_SPEC
-    if spec is None:
-        with open(sys.argv[1]) as fh:
-            spec = json.load(fh)
+def main(spec):
     with tempfile.TemporaryDirectory(prefix="akg-reduce-check-") as folder:
         try:
             got, want = run(spec, folder)
@@ -117,4 +112,5 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    with open(sys.argv[1]) as fh:
+        sys.exit(main(json.load(fh)))

@@ -57,7 +57,6 @@ class Outcome:
     timed_out: bool
     out_of_memory: bool
     seconds: float
-    peak_mb: float
     output: str
     collected: Any = field(default=None, compare=False)
     over_quota: bool = False
@@ -276,7 +275,6 @@ def supervise(
             timed_out=timed_out,
             out_of_memory=out_of_memory,
             seconds=seconds,
-            peak_mb=peak,
             output=output,
             collected=collected,
             over_quota=over_quota,

@@ -8,8 +8,8 @@ import signal as signals
 from dataclasses import dataclass, field
 from typing import Any
 
-from reducer.core.case import Expectation
 from reducer.compile.sandbox import Outcome
+from reducer.core.case import Expectation
 
 MISMATCH_VERDICT = "AKG-REDUCE-CHECK"  # the verdict line of reducer/compile/mismatch_run.py
 

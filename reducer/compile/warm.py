@@ -64,7 +64,6 @@ class Worker:
             tail = self._errors.read()[-2000:].decode(errors="replace").strip()
             self.stop()
             raise WorkerUnavailable(f"the compile worker did not start: {tail or 'no output'}")
-        self.import_seconds = float(ready["ready"])
 
     def _message(self, seconds: float | None) -> dict | None:
         """The next message, or None when none came within `seconds`; WorkerDied at end of output."""

@@ -1,27 +1,18 @@
-"""The Case value (everything a pass may change) and crash.yaml: its schema, loading and dumping."""
+"""The values every layer passes around: Case (everything a pass may change), TensorSpec, Expectation and
+Mismatch. Imports nothing of ours but the digest helper; loading and writing them is reducer.inputs' job."""
 
 from __future__ import annotations
 
-import ast
-import hashlib
 import json
-import textwrap
 from dataclasses import dataclass, field, replace
-from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
-
-from reducer.core import pyparse
-from reducer.core.errors import InputError
+from reducer.core.files import json_digest
 
 DTYPES = ("float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool")
-KINDS = ("error", "signal", "timeout", "memory", "mismatch")
 DEFAULT_TOLERANCE = 1e-3  # |akg - reference| <= tolerance * (1 + |reference|), elementwise
 MAX_DIM = 2**31 - 1
 DEFAULT_TIMEOUT = 60.0  # seconds per compile when neither crash.yaml nor --timeout says
-MAX_YAML_NODES = 100_000
 
 
 @dataclass(frozen=True)
@@ -88,10 +79,6 @@ class Case:
     graph: str | None = None  # a fused graph (the .info JSON); then source and function are empty
 
     @property
-    def kind(self) -> str:
-        return "graph" if self.graph is not None else "hybrid"
-
-    @property
     def time_limit(self) -> float:
         """Seconds one compile of this case may take."""
         return DEFAULT_TIMEOUT if self.timeout is None else self.timeout
@@ -113,248 +100,4 @@ class Case:
         }
 
     def key(self) -> str:
-        blob = json.dumps(self.content(), sort_keys=True, default=str)
-        return hashlib.sha256(blob.encode()).hexdigest()
-
-
-class _TensorModel(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
-    shape: list[int]
-    dtype: str
-
-    @field_validator("shape")
-    @classmethod
-    def _dims(cls, shape: list[int]) -> list[int]:
-        for dim in shape:  # [] is a scalar tensor
-            if dim < 1 or dim > MAX_DIM:
-                raise ValueError(f"dimension {dim} is out of range; expected 1..{MAX_DIM}")
-        return shape
-
-    @field_validator("dtype")
-    @classmethod
-    def _dtype(cls, dtype: str) -> str:
-        if dtype not in DTYPES:
-            raise ValueError(f"unknown dtype {dtype!r}; expected one of {', '.join(DTYPES)}")
-        return dtype
-
-
-class _AgainstModel(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
-    attrs: dict[str, Any]
-
-
-class _ExpectModel(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
-    kind: Literal["error", "signal", "timeout", "memory", "mismatch"]
-    message: str = ""
-    where: str = ""
-    tolerance: float | None = Field(default=None, gt=0, le=1e6)
-    against: _AgainstModel | None = None
-
-    @model_validator(mode="after")
-    def _mismatch_only(self) -> _ExpectModel:
-        if self.kind != "mismatch" and (self.tolerance is not None or self.against is not None):
-            raise ValueError("'tolerance' and 'against' belong to kind 'mismatch'")
-        return self
-
-
-class _CrashModel(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
-    name: str | None = None
-    kernel: str
-    function: str | None = None
-    inputs: list[_TensorModel] | None = Field(default=None, min_length=1)
-    attrs: dict[str, Any] = Field(default_factory=dict)
-    env: dict[str, str | int | float | bool] = Field(default_factory=dict)
-    target: Literal["cpu", "cuda", "aicore"] = "cpu"
-    python: str | None = None
-    compiler: str | None = None
-    timeout: float | None = Field(default=None, gt=0, le=24 * 3600)
-    memory: int = Field(default=4096, ge=64, le=1024 * 1024)
-    expect: _ExpectModel | None = None
-
-
-def _first_error(err: ValidationError) -> str:
-    first = err.errors()[0]
-    where = ".".join(str(p) for p in first["loc"]) or "(top level)"
-    return f"field '{where}': {first['msg']}"
-
-
-def load_yaml(path: Path) -> Any:
-    """Read a YAML file with a clear error for anything that is not readable YAML."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(f"{path}: file not found") from None
-    except IsADirectoryError:
-        raise InputError(f"{path}: is a directory, expected a crash.yaml file") from None
-    except UnicodeDecodeError:
-        raise InputError(f"{path}: not UTF-8 text") from None
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read ({exc.strerror})") from None
-    try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        if node is not None and _expanded_size(node, {}) > MAX_YAML_NODES:
-            raise InputError(f"{path}: YAML expands to more than {MAX_YAML_NODES} values (alias bomb?)")
-        return yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        at = f" at line {mark.line + 1}" if mark else ""
-        raise InputError(f"{path}: not valid YAML{at}") from None
-    except RecursionError:
-        raise InputError(f"{path}: YAML nested too deeply") from None
-
-
-def _expanded_size(node: yaml.Node, memo: dict[int, int]) -> int:
-    """How many values the document has once aliases are expanded (aliases share composed nodes)."""
-    if id(node) in memo:
-        return memo[id(node)]
-    size = 1
-    if isinstance(node, yaml.SequenceNode):
-        size += sum(_expanded_size(child, memo) for child in node.value)
-    elif isinstance(node, yaml.MappingNode):
-        size += sum(_expanded_size(k, memo) + _expanded_size(v, memo) for k, v in node.value)
-    memo[id(node)] = min(size, MAX_YAML_NODES + 1)
-    return memo[id(node)]
-
-
-def function_source(source: str, function: str | None, origin: str) -> tuple[str, str]:
-    """Cut the named (or the only) function out of a module, as MindSpore does: from `def` on."""
-    try:
-        tree = pyparse.parse(source)
-    except SyntaxError as exc:
-        raise InputError(f"{origin}: Python syntax error at line {exc.lineno}: {exc.msg}") from None
-    except (RecursionError, ValueError, MemoryError) as exc:
-        raise InputError(f"{origin}: not a Python kernel ({type(exc).__name__})") from None
-    funcs = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
-    if function is None:
-        if len(funcs) != 1:
-            names = ", ".join(f.name for f in funcs) or "none"
-            raise InputError(f"{origin}: field 'function' is needed: the file defines {names}")
-        node = funcs[0]
-    else:
-        matches = [f for f in funcs if f.name == function]
-        if not matches:
-            raise InputError(f"{origin}: field 'function': no function named {function!r} in the kernel")
-        node = matches[0]
-    segment = ast.get_source_segment(source, node, padded=True) or ""
-    return textwrap.dedent(segment).rstrip() + "\n", node.name
-
-
-def load_case(path: Path) -> Case:
-    """Load and validate crash.yaml; any problem is an InputError naming the file and the field."""
-    data = load_yaml(path)
-    if not isinstance(data, dict):
-        raise InputError(f"{path}: expected a mapping of fields (name, kernel, inputs, ...)")
-    try:
-        model = _CrashModel.model_validate(data)
-    except ValidationError as err:
-        raise InputError(f"{path}: {_first_error(err)}") from None
-    if model.kernel.endswith(".info") and "\n" not in model.kernel:
-        base = _info_kernel(path, model)
-    elif model.inputs is None:
-        raise InputError(f"{path}: field 'inputs': required for a Python kernel")
-    else:
-        base = _python_kernel(path, model)
-    expect = mismatch = None
-    if model.expect is not None:
-        expect = Expectation(model.expect.kind, model.expect.message, model.expect.where)
-        if model.expect.kind == "mismatch":
-            if base.graph is not None:
-                raise InputError(f"{path}: field 'expect.kind': wrong-result checks run Hybrid DSL kernels only")
-            against = model.expect.against
-            mismatch = Mismatch(
-                model.expect.tolerance or DEFAULT_TOLERANCE,
-                json.dumps(against.attrs, sort_keys=True) if against else None,
-            )
-    compiler = str((path.parent / model.compiler).resolve()) if model.compiler else None
-    return base.with_(
-        name=model.name or (path.parent.name if path.stem == "crash" else path.stem),
-        attrs=dict(model.attrs),
-        env={k: _env_text(v) for k, v in model.env.items()},
-        python=model.python,
-        compiler=compiler,
-        timeout=model.timeout,
-        memory=model.memory,
-        expect=expect,
-        mismatch=mismatch,
-    )
-
-
-def _kernel_file(path: Path, kernel: str) -> tuple[Path, str]:
-    """The kernel file a crash.yaml names, relative to it, and its text."""
-    kernel_path = (path.parent / kernel).resolve()
-    try:
-        return kernel_path, kernel_path.read_text(encoding="utf-8")
-    except (FileNotFoundError, IsADirectoryError):
-        raise InputError(f"{path}: field 'kernel': file {kernel} not found") from None
-    except UnicodeDecodeError:
-        raise InputError(f"{path}: field 'kernel': {kernel} is not UTF-8 text") from None
-
-
-def _info_kernel(path: Path, model: _CrashModel) -> Case:
-    """The kernel of a crash.yaml whose `kernel` is a `.info` file; its inputs come from the file."""
-    from reducer.kernels.info import case_from_info  # info.py builds on this module
-
-    kernel_path, text = _kernel_file(path, model.kernel)
-    case = case_from_info(kernel_path, text)
-    if model.target != case.target:
-        raise InputError(f"{path}: field 'target': {model.target}, but {model.kernel} is for {case.target}")
-    listed = tuple(TensorSpec(tuple(t.shape), t.dtype) for t in model.inputs or [])
-    if listed and listed != case.inputs:
-        raise InputError(f"{path}: field 'inputs': differs from the inputs in {model.kernel} (leave it out)")
-    return case
-
-
-def _python_kernel(path: Path, model: _CrashModel) -> Case:
-    assert model.inputs is not None
-    if "def " in model.kernel and "\n" in model.kernel:
-        text, origin = model.kernel, f"{path} (inline kernel)"
-    else:
-        kernel_path, text = _kernel_file(path, model.kernel)
-        origin = str(kernel_path)
-    source, function = function_source(text, model.function, origin)
-    params = _parameters(source)
-    if len(params) != len(model.inputs):
-        raise InputError(
-            f"{path}: field 'inputs': {function} takes {len(params)} inputs, {len(model.inputs)} are listed"
-        )
-    return Case(
-        name="",
-        source=source,
-        function=function,
-        inputs=tuple(TensorSpec(tuple(t.shape), t.dtype) for t in model.inputs),
-        target=model.target,
-    )
-
-
-def _env_text(value: str | int | float | bool) -> str:
-    if isinstance(value, bool):
-        return "1" if value else "0"
-    return str(value)
-
-
-def _parameters(source: str) -> list[str]:
-    func = pyparse.parse(source).body[0]
-    assert isinstance(func, ast.FunctionDef)
-    return [a.arg for a in func.args.args]
-
-
-def case_to_yaml(case: Case, kernel_file: str, expect: Expectation | None) -> str:
-    """A replayable crash.yaml for `case`, its kernel stored next to it as `kernel_file` (a `.info` file
-    for a fused graph, which holds the inputs itself)."""
-    data: dict[str, Any] = {"name": case.name, "kernel": kernel_file}
-    if case.graph is None:
-        data["function"] = case.function
-        data["inputs"] = [{"shape": list(t.shape), "dtype": t.dtype} for t in case.inputs]
-    data |= {
-        "attrs": case.attrs,
-        "env": case.env,
-        "target": case.target,
-        "memory": case.memory,
-    }
-    if case.timeout is not None:
-        data["timeout"] = case.timeout
-    if expect is not None:
-        data["expect"] = {**expect.to_dict(), **(case.mismatch.to_dict() if case.mismatch else {})}
-    return yaml.safe_dump(data, sort_keys=False, default_flow_style=None, width=110)
+        return json_digest(self.content())

@@ -9,18 +9,14 @@ import time
 from dataclasses import dataclass, field
 
 from reducer.core.case import Case
-from reducer.kernels.kinds import graph_with_dims, input_names
+from reducer.kernels.kinds import Dim, kind_of, linked_groups
 from reducer.search.oracle import SAME_FAILURE, Oracle
-from reducer.search.passes.tensors import Dim, linked_groups
-from reducer.search.passes.tensors import with_dims as input_dims_set
 
 
 def with_dims(case: Case, dims: list[Dim], value: int) -> Case:
-    """`case` with the input dims `dims` set to `value` (through the whole graph for a fused graph)."""
-    return input_dims_set(case, dims, value) if case.graph is None else graph_with_dims(case, dims, value)
+    return kind_of(case).with_dims(case, dims, value)
 
 
-DEFAULT_BUDGET = 120.0
 UPPER_LIMIT = 4096  # the walk up stops here even when everything fails
 
 
@@ -66,7 +62,7 @@ class DimBoundary:
 
 def label(case: Case, dims: list[Dim]) -> str:
     """'a.shape[1] = b.shape[0]', named by the kernel's parameters (a graph's input tensor names)."""
-    names = input_names(case)
+    names = kind_of(case).input_names(case)
     return " = ".join(f"{names[i]}.shape[{axis}]" for i, axis in dims)
 
 
@@ -126,7 +122,7 @@ def _dim_groups(case: Case, oracle: Oracle) -> list[list[Dim]]:
     return groups
 
 
-def shape_boundary(minimal: Case, oracle: Oracle, budget: float = DEFAULT_BUDGET) -> list[DimBoundary]:
+def shape_boundary(minimal: Case, oracle: Oracle, budget: float) -> list[DimBoundary]:
     """Per dimension (group) of the minimal case: what was tried and how it went."""
     prober = _Prober(oracle, time.monotonic() + budget)
     found = []
@@ -138,7 +134,7 @@ def shape_boundary(minimal: Case, oracle: Oracle, budget: float = DEFAULT_BUDGET
     return found
 
 
-def original_shapes(original: Case, oracle: Oracle, budget: float = DEFAULT_BUDGET) -> list[dict]:
+def original_shapes(original: Case, oracle: Oracle, budget: float) -> list[dict]:
     """Input shapes of the original tried with their outcome: each group of equal dims at 1 and halved."""
     deadline = time.monotonic() + budget
     linked = linked_groups(original)

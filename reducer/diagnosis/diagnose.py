@@ -7,10 +7,10 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from reducer.diagnosis.boundary import original_shapes, shape_boundary
 from reducer.core.case import Case
-from reducer.search.oracle import Oracle
+from reducer.diagnosis.boundary import original_shapes, shape_boundary
 from reducer.diagnosis.workarounds import Workaround, find_workarounds
+from reducer.search.oracle import Oracle
 
 DEFAULT_BUDGET = 240.0  # seconds, half for workarounds, the rest for the boundary
 

@@ -9,11 +9,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from reducer.core.case import Case, TensorSpec
-from reducer.kernels.hybrid import loop_nest_extents
-from reducer.kernels.kinds import as_float32
+from reducer.kernels.kinds import as_float32, kind_of
 from reducer.search.oracle import PASSES, Oracle
-
-DEFAULT_BUDGET = 120.0  # seconds for all tries
 
 
 @dataclass(frozen=True)
@@ -38,7 +35,7 @@ def _dim(tile: Callable[[int], int]) -> Callable[[Case], Case | None]:
     """Manual tiling of the deepest loop nest: AKG's `dim` attr, one `band axis tile 1` group per loop."""
 
     def apply(case: Case) -> Case | None:
-        extents = loop_nest_extents(case) if case.graph is None else None
+        extents = kind_of(case).loop_extents(case)
         if not extents:
             return None
         dim = " ".join(f"0 {axis} {tile(extent)} 1" for axis, extent in enumerate(extents))
@@ -79,7 +76,7 @@ def _user_attr_removals(case: Case) -> list[Perturbation]:
 
 
 def find_workarounds(
-    minimal: Case, original: Case, oracle: Oracle, budget: float = DEFAULT_BUDGET
+    minimal: Case, original: Case, oracle: Oracle, budget: float
 ) -> tuple[list[Workaround], list[dict]]:
     """(workarounds verified on the original, every try with its outcome on the minimal and the original).
     Attrs the minimal case still has are needed by the bug: leaving each out is tried first."""

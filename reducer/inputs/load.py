@@ -7,10 +7,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from reducer.core.case import Case, load_case, load_yaml
+from reducer.core.case import Case
 from reducer.core.errors import InputError, InvalidKernel
-from reducer.kernels.info import case_from_info
-from reducer.kernels.kinds import outputs_of
+from reducer.inputs.crash_yaml import load_case, load_yaml
+from reducer.inputs.info_file import case_from_info
+from reducer.kernels.kinds import kind_of, outputs_of
 
 
 def _read(path: Path) -> str:
@@ -55,6 +56,5 @@ def load_input(path: Path, timeout: float | None = None, attrs: str | None = Non
     try:
         outputs_of(case)
     except InvalidKernel as exc:
-        kind = "fused graph" if case.graph is not None else "Hybrid DSL kernel"
-        raise InputError(f"{path}: field 'kernel': not a valid {kind}: {exc}") from None
+        raise InputError(f"{path}: field 'kernel': not a valid {kind_of(case).label}: {exc}") from None
     return case.with_(timeout=timeout) if timeout else case

@@ -1,19 +1,14 @@
 """The AKG kernel JSON (`.info`) of a Hybrid DSL Case, laid out as MindSpore 2.x writes it for a Custom
-op of func_type "hybrid" in `akg_kernel_meta/Fused_Custom_*.info`, and the way back: such a file as a Case."""
+op of func_type "hybrid" in `akg_kernel_meta/Fused_Custom_*.info` (reading such a file: inputs/info_file.py)."""
 
 from __future__ import annotations
 
 import ast
 import hashlib
-import json
-from pathlib import Path
 from typing import Any
 
-from reducer.kernels import graph as graphs
-from reducer.core import pyparse
-from reducer.core.case import DTYPES, Case, TensorSpec, function_source
-from reducer.core.errors import InputError, InvalidKernel
-from reducer.kernels.kinds import graph_specs
+from reducer.core.case import Case, TensorSpec
+from reducer.kernels.hybrid import parse_function
 
 TARGET_INFO = {
     "cpu": {"arch": "x86_64", "cpu": "core-avx2", "feature": "avx", "system": "linux"},
@@ -35,8 +30,7 @@ def _attr(name: str, data_type: str, value: Any) -> dict[str, Any]:
 
 def _inplace_outputs(source: str) -> list[tuple[int, int]]:
     """Which outputs are really inputs (returned parameters), as MindSpore's `inplace_assign_output`."""
-    func = pyparse.parse(source).body[0]
-    assert isinstance(func, ast.FunctionDef)
+    func = parse_function(source)
     params = [a.arg for a in func.args.args]
     for node in ast.walk(func):
         if isinstance(node, ast.Return) and node.value is not None:
@@ -51,10 +45,8 @@ def kernel_name(case: Case) -> str:
     return f"Fused_Custom_{digest}"
 
 
-def build_info(case: Case, outputs: tuple[TensorSpec, ...]) -> dict[str, Any]:
-    """The `.info` dict for `case` whose inferred outputs are `outputs`; a fused graph is its own `.info`."""
-    if case.graph is not None:
-        return graphs.loads(case.graph)
+def hybrid_info(case: Case, outputs: tuple[TensorSpec, ...]) -> dict[str, Any]:
+    """The `.info` dict for the Hybrid DSL `case` whose inferred outputs are `outputs`."""
     # As MindSpore writes it for ops.Custom(func, func_type="hybrid") without out_shape (tests/data/custom/),
     # but for imply_path: MindSpore writes the path of its own _ms_kernel.py there (AKG does not read it) and
     # hashes it into uniq_name; left empty, the .info names no local path and is the same on every machine.
@@ -103,88 +95,3 @@ def build_info(case: Case, outputs: tuple[TensorSpec, ...]) -> dict[str, Any]:
         info["target_info"] = TARGET_INFO[case.target]
     info["version"] = 2
     return info
-
-
-def info_text(case: Case, outputs: tuple[TensorSpec, ...]) -> str:
-    return json.dumps(build_info(case, outputs), indent=4)
-
-
-def _field(info: dict[str, Any], path: str, origin: str) -> Any:
-    node: Any = info
-    for part in path.split("."):
-        key: str | int = int(part) if part.isdigit() else part
-        try:
-            node = node[key]
-        except (KeyError, IndexError, TypeError):
-            raise InputError(f"{origin}: field '{path}' is missing") from None
-    return node
-
-
-def _input_spec(desc: Any, index: int, origin: str) -> TensorSpec:
-    field = f"input_desc.{index}.0"
-    tensor = desc[0] if isinstance(desc, list) and desc else desc
-    if not isinstance(tensor, dict):
-        raise InputError(f"{origin}: field '{field}': expected a tensor description (shape, data_type)")
-    shape, dtype = tensor.get("shape"), tensor.get("data_type")
-    if not isinstance(shape, list) or not all(isinstance(d, int) and d >= 1 for d in shape):
-        raise InputError(f"{origin}: field '{field}.shape': expected a list of positive integers, got {shape!r}")
-    if dtype not in DTYPES:
-        raise InputError(f"{origin}: field '{field}.data_type': expected one of {', '.join(DTYPES)}, got {dtype!r}")
-    return TensorSpec(tuple(shape), dtype)
-
-
-def _graph_case(path: Path, info: dict[str, Any]) -> Case:
-    """The Case of a fused graph `.info`, its recorded shapes checked against what its inputs give."""
-    origin = str(path)
-    graph = graphs.check_structure(info, origin)
-    try:
-        wrong = graphs.mismatches(graph)
-    except InvalidKernel as exc:
-        raise InputError(f"{origin}: not a valid fused graph: {exc}") from None
-    if wrong:
-        raise InputError(f"{origin}: field 'op_desc': {wrong[0]}")
-    return Case(
-        name=path.stem,
-        source="",
-        function="",
-        inputs=graph_specs(graphs.graph_inputs(graph)),
-        target=str(info["process"]),
-        graph=graphs.dumps(graph),
-    )
-
-
-def case_from_info(path: Path, text: str) -> Case:
-    """The Case of a `.info` as MindSpore writes it: a fused graph, or a Custom hybrid op (Hybrid DSL
-    source in `func_source_str`)."""
-    origin = str(path)
-    try:
-        info = json.loads(text)
-    except ValueError as exc:
-        raise InputError(f"{origin}: not JSON: {exc}") from None
-    if not isinstance(info, dict):
-        raise InputError(f"{origin}: expected a JSON object (an AKG kernel .info)")
-    ops = _field(info, "op_desc", origin)
-    if not isinstance(ops, list) or not ops or not all(isinstance(op, dict) for op in ops):
-        raise InputError(f"{origin}: field 'op_desc': expected a non-empty list of ops")
-    if graphs.is_graph(info):
-        return _graph_case(path, info)
-    attrs = {a.get("name"): a.get("value") for a in ops[0].get("attr") or [] if isinstance(a, dict)}
-    if attrs.get("func_type") != "hybrid":
-        raise InputError(
-            f"{origin}: field 'op_desc.0.attr': a Custom op of func_type {attrs.get('func_type')!r}; "
-            "only func_type 'hybrid' (Hybrid DSL source in func_source_str) can be reduced"
-        )
-    source = attrs.get("func_source_str")
-    if not isinstance(source, str) or "def " not in source:
-        raise InputError(f"{origin}: field 'op_desc.0.attr.func_source_str': expected Hybrid DSL source")
-    source, function = function_source(source, attrs.get("func_name"), origin)
-    descs = info.get("input_desc") or []
-    if not isinstance(descs, list):
-        raise InputError(f"{origin}: field 'input_desc': expected a list of inputs")
-    return Case(
-        name=path.stem,
-        source=source,
-        function=function,
-        inputs=tuple(_input_spec(d, i, origin) for i, d in enumerate(descs)),
-        target=str(info.get("process", "cpu")),
-    )

@@ -1,24 +1,188 @@
-"""What is common to the two kernel kinds, dispatched on the Case: a Hybrid DSL function (checked by running
-it as Python) or a fused graph (checked by shape inference). Callers ask here, not the kind's module."""
+"""The two kernel kinds as objects: a Hybrid DSL function (checked by running it as Python) and a fused graph
+(checked by shape inference). `kind_of(case)` is the one place that tells them apart; everything that differs
+between them (outputs, input names, setting dims and dtypes, size, the `.info`, how the bundle names them)
+is a method of the kind, and callers ask the kind instead of branching on the Case."""
 
 from __future__ import annotations
 
-from reducer.kernels import graph as graphs
+import json
+from typing import Any, Protocol
+
 from reducer.core.case import Case, TensorSpec
 from reducer.core.errors import InvalidKernel
-from reducer.kernels.hybrid import infer_outputs, parse_function
+from reducer.kernels import graph as graphs
+from reducer.kernels.hybrid import infer_outputs, loop_nest_extents, parse_function
+from reducer.kernels.info import hybrid_info
+from reducer.kernels.size import Size, graph_size, hybrid_size
+
+Dim = tuple[int, int]  # (input index, axis)
+# The ordinary dtype of each unusual one: what a reduced case should use when the failure allows it.
+SIMPLER_DTYPE = {"float16": "float32", "float64": "float32", "int64": "int32", "int8": "int32", "int16": "int32"}
 
 
-def graph_specs(tensors: list[graphs.Tensor]) -> tuple[TensorSpec, ...]:
-    return tuple(TensorSpec(tuple(t["shape"]), t["data_type"]) for t in tensors)
+class KernelKind(Protocol):
+    name: str  # "hybrid" | "graph": the key of the pass schedules
+    label: str  # in messages: "not a valid <label>"
+    kernel_file: str  # the bundle's file the kernel is in
+    unit: str  # what the size is counted in for a person: "tokens" | "ops"
+
+    def outputs(self, case: Case) -> tuple[TensorSpec, ...]:
+        """The output tensors; InvalidKernel if MindSpore would not hand this kernel to AKG."""
+        ...
+
+    def input_names(self, case: Case) -> list[str]:
+        """The inputs as their user knows them."""
+        ...
+
+    def with_dims(self, case: Case, dims: list[Dim], value: int) -> Case:
+        """`case` with every input dim of `dims` set to `value` (an invalid result is rejected by the oracle)."""
+        ...
+
+    def with_dtypes(self, case: Case, new: dict[str, str]) -> Case | None:
+        """Every tensor of a dtype in `new` made `new[dtype]`; None if that is not a valid kernel."""
+        ...
+
+    def size(self, case: Case) -> Size: ...
+
+    def info(self, case: Case, outputs: tuple[TensorSpec, ...]) -> dict[str, Any]:
+        """The AKG kernel JSON MindSpore would write for `case`."""
+        ...
+
+    def loop_extents(self, case: Case) -> list[int]:
+        """The extents of the deepest loop nest, outermost first; [] when the kind has no loops to tile."""
+        ...
+
+    def amount(self, size: Size) -> str:
+        """The size in the unit a person follows: '12 ops', '130 tokens'."""
+        ...
+
+    def describe(self, case: Case) -> str:
+        """What kind of kernel this is, for an issue report."""
+        ...
+
+    def listing(self, case: Case) -> str:
+        """The kernel as text beside its source, for an issue report ('' when the source says it all)."""
+        ...
+
+
+class HybridKernel:
+    name = "hybrid"
+    label = "Hybrid DSL kernel"
+    kernel_file = "kernel.py"
+    unit = "tokens"
+
+    def outputs(self, case: Case) -> tuple[TensorSpec, ...]:
+        return infer_outputs(case)
+
+    def input_names(self, case: Case) -> list[str]:
+        return [arg.arg for arg in parse_function(case.source).args.args]
+
+    def with_dims(self, case: Case, dims: list[Dim], value: int) -> Case:
+        shapes = [list(t.shape) for t in case.inputs]
+        for i, axis in dims:
+            shapes[i][axis] = value
+        inputs = tuple(TensorSpec(tuple(s), t.dtype) for s, t in zip(shapes, case.inputs, strict=True))
+        return case.with_(inputs=inputs)
+
+    def with_dtypes(self, case: Case, new: dict[str, str]) -> Case | None:
+        return case.with_(inputs=tuple(TensorSpec(t.shape, new.get(t.dtype, t.dtype)) for t in case.inputs))
+
+    def size(self, case: Case) -> Size:
+        return hybrid_size(case)
+
+    def info(self, case: Case, outputs: tuple[TensorSpec, ...]) -> dict[str, Any]:
+        return hybrid_info(case, outputs)
+
+    def loop_extents(self, case: Case) -> list[int]:
+        return loop_nest_extents(case)
+
+    def amount(self, size: Size) -> str:
+        return f"{size.tokens} tokens"
+
+    def describe(self, case: Case) -> str:
+        return "Hybrid DSL kernel (Custom op, func_type='hybrid')"
+
+    def listing(self, case: Case) -> str:
+        return ""
+
+
+class GraphKernel:
+    name = "graph"
+    label = "fused graph"
+    kernel_file = "kernel.info"
+    unit = "ops"
+
+    def outputs(self, case: Case) -> tuple[TensorSpec, ...]:
+        return graph_specs(graphs.infer(self.graph(case))["output_desc"])
+
+    def input_names(self, case: Case) -> list[str]:
+        return [t["tensor_name"] for t in graphs.graph_inputs(self.graph(case))]
+
+    def with_dims(self, case: Case, dims: list[Dim], value: int) -> Case:
+        """Shapes inferred again; when that fails the case is returned anyway, and the oracle rejects it as
+        invalid without a compile."""
+        edited = graphs.set_input_dims(self.graph(case), dims, value)
+        try:
+            return with_graph(case, edited)
+        except InvalidKernel:
+            return case.with_(graph=graphs.dumps(edited), inputs=graph_specs(graphs.graph_inputs(edited)))
+
+    def with_dtypes(self, case: Case, new: dict[str, str]) -> Case | None:
+        graph = self.graph(case)
+        for old, dtype in new.items():
+            graph = graphs.replace_dtype(graph, old, dtype)
+        try:
+            return with_graph(case, graph)
+        except InvalidKernel:
+            return None
+
+    def size(self, case: Case) -> Size:
+        return graph_size(case)
+
+    def info(self, case: Case, outputs: tuple[TensorSpec, ...]) -> dict[str, Any]:
+        return self.graph(case)  # a fused graph is its own .info
+
+    def loop_extents(self, case: Case) -> list[int]:
+        return []
+
+    def amount(self, size: Size) -> str:
+        return f"{size.ops} ops"
+
+    def describe(self, case: Case) -> str:
+        return f"fused graph kernel of {len(self.graph(case)['op_desc'])} ops (MindSpore graph-kernel fusion)"
+
+    def listing(self, case: Case) -> str:
+        return graphs.describe(self.graph(case))
+
+    @staticmethod
+    def graph(case: Case) -> graphs.Graph:
+        return graphs.loads(case.graph or "")
+
+
+HYBRID = HybridKernel()
+GRAPH = GraphKernel()
+
+
+def kind_of(case: Case) -> KernelKind:
+    return GRAPH if case.graph is not None else HYBRID
 
 
 def outputs_of(case: Case) -> tuple[TensorSpec, ...]:
     """The kernel's output tensors; InvalidKernel if MindSpore would not hand this kernel to AKG."""
-    if case.graph is None:
-        return infer_outputs(case)
-    checked = graphs.infer(graphs.loads(case.graph))
-    return graph_specs(checked["output_desc"])
+    return kind_of(case).outputs(case)
+
+
+def size_of(case: Case) -> Size:
+    return kind_of(case).size(case)
+
+
+def info_text(case: Case, outputs: tuple[TensorSpec, ...]) -> str:
+    """The `.info` file AKG compiles for `case`."""
+    return json.dumps(kind_of(case).info(case, outputs), indent=4)
+
+
+def graph_specs(tensors: list[graphs.Tensor]) -> tuple[TensorSpec, ...]:
+    return tuple(TensorSpec(tuple(t["shape"]), t["data_type"]) for t in tensors)
 
 
 def with_graph(case: Case, graph: graphs.Graph) -> Case:
@@ -27,35 +191,17 @@ def with_graph(case: Case, graph: graphs.Graph) -> Case:
     return case.with_(graph=graphs.dumps(graph), inputs=graph_specs(graphs.graph_inputs(graph)))
 
 
-def graph_with_dims(case: Case, dims: list[tuple[int, int]], value: int) -> Case:
-    """A graph case with the input dims `dims` set to `value`, its shapes inferred again; when that fails the
-    case is returned anyway, and the oracle rejects it as invalid without a compile."""
-    edited = graphs.set_input_dims(graphs.loads(case.graph or ""), dims, value)
-    try:
-        return with_graph(case, edited)
-    except InvalidKernel:
-        return case.with_(graph=graphs.dumps(edited), inputs=graph_specs(graphs.graph_inputs(edited)))
-
-
-def input_names(case: Case) -> list[str]:
-    """The kernel's inputs as its user knows them: parameter names, or a graph's input tensor names."""
-    if case.graph is not None:
-        return [t["tensor_name"] for t in graphs.graph_inputs(graphs.loads(case.graph))]
-    return [arg.arg for arg in parse_function(case.source).args.args]
-
-
 def as_float32(case: Case) -> Case | None:
-    """`case` with float16 and float64 tensors in float32; None if it has none."""
+    """`case` with float16 and float64 tensors in float32; None if it has none or that is not valid."""
     unusual = [d for d in ("float16", "float64") if any(t.dtype == d for t in case.inputs)]
-    if not unusual:
-        return None
-    if case.graph is None:
-        inputs = tuple(TensorSpec(t.shape, "float32" if t.dtype in unusual else t.dtype) for t in case.inputs)
-        return case.with_(inputs=inputs)
-    graph = graphs.loads(case.graph)
-    for dtype in unusual:
-        graph = graphs.replace_dtype(graph, dtype, "float32")
-    try:
-        return with_graph(case, graph)
-    except InvalidKernel:
-        return None
+    return kind_of(case).with_dtypes(case, dict.fromkeys(unusual, "float32")) if unusual else None
+
+
+def linked_groups(case: Case) -> list[list[Dim]]:
+    """Input dims with one value shared by several places, biggest value first: they usually must stay equal."""
+    by_value: dict[int, list[Dim]] = {}
+    for i, t in enumerate(case.inputs):
+        for axis, d in enumerate(t.shape):
+            if d > 1:
+                by_value.setdefault(d, []).append((i, axis))
+    return [dims for _, dims in sorted(by_value.items(), reverse=True) if len(dims) > 1]

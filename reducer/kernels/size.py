@@ -1,9 +1,9 @@
-"""The one definition of how big a Case is, used by the search (accept only smaller), the bundle and the
-benchmarks. Sizes compare as tuples: ops first (a fused graph's op count; 1 for a Hybrid DSL kernel), then
-tokens (of the kernel source; of a graph, the tensors its ops read), statements (a graph's op attrs, flags set
-counting twice), inputs,
-shape volume (of the inputs; of a graph, of every tensor), attrs, env, the magnitude of literals (a graph's
-constant operands), the text of attr and env values, and how unusual the dtypes are."""
+"""How big a Case of each kernel kind is (kinds.size_of picks the kind), used by the search (accept only
+smaller), the bundle and the benchmarks. Sizes compare as tuples: ops first (a fused graph's op count; 1 for
+a Hybrid DSL kernel), then tokens (of the kernel source; of a graph, the tensors its ops read), statements
+(a graph's op attrs, flags set counting twice), inputs, shape volume (of the inputs; of a graph, of every
+tensor), attrs, env, the magnitude of literals (a graph's constant operands), the text of attr and env
+values, and how unusual the dtypes are."""
 
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ import math
 import tokenize
 from typing import NamedTuple
 
-from reducer.kernels import graph as graphs
 from reducer.core import pyparse
 from reducer.core.case import Case
+from reducer.kernels import graph as graphs
 
 _SKIP_TOKENS = {
     tokenize.COMMENT,
@@ -75,8 +75,7 @@ def _constant_weight(values: list[object]) -> int:
 
 
 def graph_size(case: Case) -> Size:
-    assert case.graph is not None
-    graph = graphs.loads(case.graph)
+    graph = graphs.loads(case.graph or "")
     ops = graph["op_desc"]
     reads = [t for op in ops for t in graphs.op_inputs(op)]
     tensors = graphs.graph_inputs(graph) + [t for op in ops for t in op["output_desc"]]
@@ -96,9 +95,7 @@ def graph_size(case: Case) -> Size:
     )
 
 
-def size_of(case: Case) -> Size:
-    if case.graph is not None:
-        return graph_size(case)
+def hybrid_size(case: Case) -> Size:
     tree = pyparse.parse(case.source)
     return Size(
         ops=1,

@@ -17,15 +17,14 @@ from pathlib import Path
 from typing import Any
 
 from reducer.compile.akg import compile_case, compiler_identity, find_toolchain
+from reducer.compile.sandbox import dying_with_this_process, temp_dir
+from reducer.compile.signature import Signature, matches, signature_of
 from reducer.core.case import Case
 from reducer.core.errors import CompilesFine, FailsDifferently, Flaky, InputError
 from reducer.inputs.load import load_input, original_files
-from reducer.kernels.kinds import outputs_of
+from reducer.kernels.kinds import outputs_of, size_of
 from reducer.search.oracle import Counters
-from reducer.compile.sandbox import dying_with_this_process, temp_dir
 from reducer.session import Events, Settings, reduce_case
-from reducer.compile.signature import Signature, matches, signature_of
-from reducer.kernels.size import size_of
 
 NEW, REPRODUCES, FIXED, FLAKY = "new", "reproduces", "fixed", "flaky"
 CHANGED, BROKEN, PASSES, ERROR = "no-longer-same-bug", "broken input", "passes", "error"

@@ -5,15 +5,13 @@ the corpus over the nights)."""
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 import time
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-import jinja2
-
+from reducer.core.files import write_atomic
+from reducer.core.templates import templates
 from reducer.nightly.buckets import buckets
 from reducer.nightly.job import FAILING
 from reducer.nightly.state import CorpusState
@@ -84,27 +82,14 @@ def report_data(state: CorpusState, slugs: list[str], run: int) -> dict[str, Any
     }
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    os.chmod(tmp, 0o644)
-    os.replace(tmp, path)
-
-
 def write_reports(out: Path, state: CorpusState, slugs: list[str], run: int) -> list[Path]:
     data = report_data(state, slugs, run)
-    env = jinja2.Environment(
-        loader=jinja2.PackageLoader("reducer.nightly", "templates"),
-        undefined=jinja2.StrictUndefined,
-        autoescape=jinja2.select_autoescape(["html"]),
-        keep_trailing_newline=True,
-    )
+    env = templates("reducer.nightly")
     written = {
         out / "report.json": json.dumps(data, indent=2, default=str) + "\n",
         out / "report.md": env.get_template("report.md.j2").render(**data),
         out / "report.html": env.get_template("report.html.j2").render(**data),
     }
     for path, text in written.items():
-        _write_atomic(path, text)
+        write_atomic(path, text)
     return list(written)

@@ -15,13 +15,13 @@ from pathlib import Path
 from typing import Any
 
 from reducer.compile.cache import default_cache_path
+from reducer.compile.signature import Signature
 from reducer.core.errors import InputError
 from reducer.nightly.discover import CorpusCase, discover
 from reducer.nightly.executors import Executor, make_executor
 from reducer.nightly.job import BROKEN, ERROR, NEW, RECHECK, REDUCE, REPRODUCES
 from reducer.nightly.report import write_reports
 from reducer.nightly.state import CaseRecord, CorpusState
-from reducer.compile.signature import Signature
 
 STATE_FILE = "state.sqlite"
 LOCK_FILE = ".lock"

@@ -13,11 +13,12 @@ from typing import Protocol
 
 from reducer.compile.akg import cache_key, compile_case
 from reducer.compile.cache import CompileCache
+from reducer.compile.sandbox import CompileCancelled, Outcome, cancel_all
+from reducer.compile.signature import Signature, matches, signature_of
 from reducer.core.case import Case, Expectation, TensorSpec
 from reducer.core.errors import InvalidKernel
 from reducer.kernels.kinds import outputs_of
-from reducer.compile.sandbox import CompileCancelled, Outcome, cancel_all
-from reducer.compile.signature import Signature, matches, signature_of
+from reducer.search.passes.base import Edit
 
 
 @dataclass
@@ -183,22 +184,23 @@ class Oracle:
         return self.verdict(case, cancel).interesting
 
     def first_interesting(
-        self, candidates: Iterable[Case], successor: Callable[[Case], Case | None] | None = None
-    ) -> Case | None:
-        """The first interesting candidate in order; the answer, and what is cached, equal a sequential
-        scan. With `jobs` > 1 the spare cores guess: without `successor`, that the candidates fail (the
-        next ones compile at once, the pipeline stays full); with it, that they pass (while a candidate
-        compiles, the search's next query if it is accepted, `successor(candidate)`, compiles ahead).
+        self, edits: Iterable[Edit], successor: Callable[[Edit], Edit | None] | None = None
+    ) -> Edit | None:
+        """The first edit whose case is interesting, in order; the answer, and what is cached, equal a
+        sequential scan. With `jobs` > 1 the spare cores guess: without `successor`, that the candidates
+        fail (the next ones compile at once, the pipeline stays full); with it, that they pass (while a
+        candidate compiles, the search's next query if it is accepted, `successor(edit)`, compiles ahead).
         Compiles whose result can no longer matter are killed."""
         if self.jobs == 1:
-            return next((c for c in candidates if self.interesting(c)), None)
+            return next((e for e in edits if self.interesting(e.after)), None)
         try:
             if successor is None:
-                return self._first_parallel(iter(candidates))
-            for case in candidates:
-                self._prefetch_only(successor(case))
-                if self.interesting(case):
-                    return case
+                return self._first_parallel(iter(edits))
+            for edit in edits:
+                after = successor(edit)
+                self._prefetch_only(after.after if after is not None else None)
+                if self.interesting(edit.after):
+                    return edit
             self._prefetch_only(None)
             return None
         except KeyboardInterrupt:
@@ -219,8 +221,8 @@ class Oracle:
             stop = threading.Event()
             self._prefetching[key] = (self._pool.submit(self._decide, case, stop), stop)
 
-    def _first_parallel(self, candidates: Iterator[Case]) -> Case | None:
-        started: list[Case] = []
+    def _first_parallel(self, edits: Iterator[Edit]) -> Edit | None:
+        started: list[Edit] = []
         pending: dict[Future[bool], tuple[int, threading.Event]] = {}
         results: dict[int, bool] = {}
         lowest_unknown = 0
@@ -229,13 +231,13 @@ class Oracle:
         try:
             while True:
                 while not exhausted and winner is None and len(pending) < self.jobs:
-                    case = next(candidates, None)
-                    if case is None:
+                    edit = next(edits, None)
+                    if edit is None:
                         exhausted = True
                         break
                     stop = threading.Event()
-                    pending[self._pool.submit(self.interesting, case, stop)] = (len(started), stop)
-                    started.append(case)
+                    pending[self._pool.submit(self.interesting, edit.after, stop)] = (len(started), stop)
+                    started.append(edit)
                 if not pending:
                     return None
                 done, _ = wait(pending, return_when=FIRST_COMPLETED)

@@ -1,19 +1,44 @@
 """The search: one generic ddmin for every deletion pass, first-interesting-edit for transform passes,
-and the fixpoint loop over the schedule. Every improvement is reported so the caller can checkpoint."""
+and the fixpoint loop over the schedule. Every accepted edit is logged and reported, so the caller can
+checkpoint and a maintainer can read how the case shrank. The search is given a Judge (the oracle, or any
+predicate on Cases through `Predicate`) and knows no compiler."""
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import replace
 from itertools import islice
+from typing import Protocol
 
 from reducer.core.case import Case
-from reducer.search.oracle import Oracle
-from reducer.search.passes import SCHEDULE, DeletionPass, Pass, TransformPass
-from reducer.kernels.size import Size, size_of
+from reducer.kernels.kinds import kind_of, size_of
+from reducer.kernels.size import Size
+from reducer.search.passes import SCHEDULE, DeletionPass, Edit, Pass, TransformPass
 
 Listener = Callable[[str, Case], None]
 SUCCESS_GUESS = 0.5  # a transform pass whose candidates are accepted more often than this: compile ahead
+
+
+class Judge(Protocol):
+    def first_interesting(
+        self, edits: Iterable[Edit], successor: Callable[[Edit], Edit | None] | None = None
+    ) -> Edit | None:
+        """The first edit whose case is interesting, as a sequential scan would find it; `successor(edit)` is
+        the edit the search would ask next if `edit` is accepted (a judge may start on it early)."""
+        ...
+
+
+class Predicate:
+    """A Judge from a plain function on Cases, asked one edit at a time."""
+
+    def __init__(self, interesting: Callable[[Case], bool]) -> None:
+        self.interesting = interesting
+
+    def first_interesting(
+        self, edits: Iterable[Edit], successor: Callable[[Edit], Edit | None] | None = None
+    ) -> Edit | None:
+        return next((e for e in edits if self.interesting(e.after)), None)
 
 
 def _chunks(items: list[int], parts: int) -> list[list[int]]:
@@ -27,52 +52,54 @@ def _chunks(items: list[int], parts: int) -> list[list[int]]:
 
 
 class Reduction:
-    """Minimise a Case against an oracle; `best` is always the smallest interesting case found so far."""
+    """Minimise a Case against a judge; `best` is always the smallest interesting case found so far and
+    `log` the accepted edits that led there, in order."""
 
     def __init__(
         self,
         start: Case,
-        oracle: Oracle,
+        judge: Judge,
         schedule: Sequence[Pass] = SCHEDULE,
         on_improve: Listener | None = None,
         on_pass: Listener | None = None,
+        log: Sequence[dict[str, str]] = (),
     ) -> None:
         self.best = start
         self.best_size: Size = size_of(start)
-        self.oracle = oracle
+        self.judge = judge
         self.schedule = schedule
         self.on_improve = on_improve or (lambda name, case: None)
         self.on_pass = on_pass or (lambda name, case: None)
         self.rounds = 0
+        self.log: list[dict[str, str]] = list(log)  # a resumed search goes on from the checkpoint's log
         # per pass: candidates tried and accepted, for guessing whether the next one will be accepted
         self._tried: Counter[str] = Counter()
         self._accepted: Counter[str] = Counter()
         self._round_accepted: Counter[str] = Counter()  # edits each pass had accepted in this round
 
-    def _accept(self, name: str, case: Case) -> None:
+    def _accept(self, name: str, edit: Edit) -> None:
         self._round_accepted[name] += 1
-        self.best = case
-        self.best_size = size_of(case)
-        self.on_improve(name, case)
-
-    def _first(self, candidates: Iterator[Case], successor: Callable[[Case], Case | None] | None = None) -> Case | None:
-        """The first interesting candidate; the oracle may test several at once (see first_interesting)."""
-        return self.oracle.first_interesting(candidates, successor)
+        self.best = edit.after
+        self.best_size = size_of(edit.after)
+        self.log.append({"pass": name, "edit": edit.description, "size": kind_of(edit.after).amount(self.best_size)})
+        self.on_improve(name, edit.after)
 
     def _ddmin(self, p: DeletionPass, group: int) -> bool:
         base = self.best
-        kept = list(range(p.units(base, group)))
+        names = p.units(base, group)
+        kept = list(range(len(names)))
         parts, changed = 1, False
         while kept:
             chunks = _chunks(kept, parts)
             subsets = [[u for u in kept if u not in chunk] for chunk in chunks]
-            cases = [p.keep(base, group, s) for s in subsets]
-            pairs = [
-                (s, c) for s, c in zip(subsets, cases, strict=True) if c is not None and size_of(c) < self.best_size
-            ]
-            found = self._first(c for _, c in pairs)
+            edits = []
+            for index, (chunk, subset) in enumerate(zip(chunks, subsets, strict=True)):
+                case = p.keep(base, group, subset)
+                if case is not None and size_of(case) < self.best_size:
+                    edits.append(Edit("delete " + ", ".join(names[u] for u in chunk), case, index))
+            found = self.judge.first_interesting(edits)
             if found is not None:
-                kept = next(s for s, c in pairs if c is found)
+                kept = subsets[found.position]
                 self._accept(p.name, found)
                 changed = True
                 parts = max(parts - 1, 1)
@@ -94,30 +121,32 @@ class Reduction:
         the edits before it were just refused, and trying them again on a slightly different case costs
         compiles that rarely pay (the next round of the fixpoint retries them all)."""
         changed, position = False, 0
-        positions: dict[int, int] = {}
 
-        def smaller_from(base: Case, start: int, tried: bool = True) -> Iterator[Case]:
+        def smaller_from(base: Case, start: int, tried: bool = True) -> Iterator[Edit]:
             limit = size_of(base)
-            for i, case in enumerate(islice(p.candidates(base), start, None), start=start):
-                if size_of(case) < limit:
-                    positions[id(case)] = i
+            for i, edit in enumerate(islice(p.edits(base), start, None), start=start):
+                if size_of(edit.after) < limit:
                     self._tried[p.name] += tried
-                    yield case
+                    yield replace(edit, position=i)
 
-        def successor(case: Case) -> Case | None:
-            """The first candidate the pass would try next if `case` is accepted."""
-            return next(smaller_from(case, positions[id(case)], tried=False), None)
+        def successor(edit: Edit) -> Edit | None:
+            return next(smaller_from(edit.after, edit.position, tried=False), None)
 
         while True:
             tried, accepted = self._tried[p.name], self._accepted[p.name]
             guess = successor if (accepted + 1) / (tried + 2) > SUCCESS_GUESS else None
-            found = self._first(smaller_from(self.best, position), guess)
+            found = self.judge.first_interesting(smaller_from(self.best, position), guess)
             if found is None:
                 return changed
-            position = positions[id(found)]
+            position = found.position
             self._accepted[p.name] += 1
             self._accept(p.name, found)
             changed = True
+
+    def _run(self, p: Pass) -> bool:
+        if isinstance(p, DeletionPass):
+            return self._run_deletion(p)
+        return self._run_transform(p)
 
     def run(self) -> Case:
         """Rounds over the schedule until one changes nothing. After the first round, the passes that had
@@ -134,8 +163,5 @@ class Reduction:
             self._round_accepted.clear()
             for p in order:
                 self.on_pass(p.name, self.best)
-                if hasattr(p, "keep"):
-                    progress |= self._run_deletion(p)  # type: ignore[arg-type]
-                else:
-                    progress |= self._run_transform(p)  # type: ignore[arg-type]
+                progress |= self._run(p)
         return self.best

@@ -7,7 +7,8 @@ configuration, then outputs and ops (ddmin, then cuts at a tensor), dims, op ope
 from __future__ import annotations
 
 from reducer.core.case import Case
-from reducer.search.passes.base import DeletionPass, Pass, TransformPass
+from reducer.kernels.kinds import GRAPH, HYBRID, kind_of
+from reducer.search.passes.base import DeletionPass, Edit, Pass, TransformPass
 from reducer.search.passes.config import DeleteEntries, SimplifyAttrValues
 from reducer.search.passes.control import FlattenControl
 from reducer.search.passes.expressions import CompactAssignments, ExpressionToConstant, ExpressionToOperand
@@ -59,8 +60,11 @@ GRAPH_SCHEDULE: list[Pass] = [
 ]
 
 
+SCHEDULES = {HYBRID.name: SCHEDULE, GRAPH.name: GRAPH_SCHEDULE}
+
+
 def schedule_for(case: Case) -> list[Pass]:
-    return GRAPH_SCHEDULE if case.graph is not None else SCHEDULE
+    return SCHEDULES[kind_of(case).name]
 
 
-__all__ = ["GRAPH_SCHEDULE", "SCHEDULE", "DeletionPass", "Pass", "TransformPass", "schedule_for"]
+__all__ = ["GRAPH_SCHEDULE", "SCHEDULE", "DeletionPass", "Edit", "Pass", "TransformPass", "schedule_for"]

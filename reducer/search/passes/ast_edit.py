@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator
 
 from reducer.core import pyparse
 from reducer.core.case import Case
+from reducer.search.passes.base import Edit, code
 
 Replacement = ast.AST | list[ast.stmt]
 
@@ -62,15 +63,25 @@ def replace_at(case: Case, index: int, make: Callable[[ast.AST], Replacement]) -
     return render(case, func)
 
 
+def _text(replacement: Replacement) -> str:
+    if isinstance(replacement, list):
+        return "; ".join(ast.unparse(s) for s in replacement)
+    return ast.unparse(replacement).split("\n")[0]
+
+
 def node_edits(
     case: Case, options: Callable[[ast.AST], list[Replacement]], innermost_first: bool = False
-) -> Iterator[Case]:
-    """One candidate per (node, option), nodes in preorder (outer, bigger edits first) or reversed."""
+) -> Iterator[Edit]:
+    """One edit per (node, option), nodes in preorder (outer, bigger edits first) or reversed."""
     func = parse(case)
     nodes = list(enumerate(preorder(func)))
     for index, node in reversed(nodes) if innermost_first else nodes:
-        for k in range(len(options(node))):
-            yield replace_at(case, index, lambda n, k=k: copy.deepcopy(options(n)[k]))
+        for k, option in enumerate(options(node)):
+            where = f"line {node.lineno}: " if hasattr(node, "lineno") else ""
+            yield Edit(
+                f"{where}{code(_text(node))} -> {code(_text(option))}",
+                replace_at(case, index, lambda n, k=k: copy.deepcopy(options(n)[k])),
+            )
 
 
 def allocated_shapes(func: ast.FunctionDef) -> Iterator[tuple[str, ast.Tuple]]:

@@ -1,39 +1,62 @@
-"""The two shapes a pass takes. A pass only proposes smaller Cases; it never runs anything.
+"""What a pass is. A pass only proposes smaller Cases, as Edits; it never runs anything.
 
-- DeletionPass: exposes groups of removable units (statements of one block, attrs, env vars) and applies
-  "keep this subset"; one generic ddmin in the search serves them all.
+- DeletionPass: exposes groups of removable units (statements of one block, attrs, env vars, ops), named
+  for a person, and applies "keep this subset"; one generic ddmin in the search serves them all.
 - TransformPass: yields single edits in the order it believes most useful (loop -> body, a dimension to
   a smaller value, an expression to an operand); the search takes the first interesting one and asks again.
 """
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
-from typing import Protocol
+from dataclasses import dataclass
 
 from reducer.core.case import Case
 
+DESCRIPTION_CHARS = 100  # an edit's description is cut here: it is read in a log, not replayed from
 
-class DeletionPass(Protocol):
+
+@dataclass(frozen=True)
+class Edit:
+    """One proposed change: what it does in words, and the case it makes."""
+
+    description: str
+    after: Case
+    position: int = 0  # where it stands among its pass's edits of the case before it (set by the search)
+
+    def __post_init__(self) -> None:
+        if len(self.description) > DESCRIPTION_CHARS:
+            object.__setattr__(self, "description", self.description[: DESCRIPTION_CHARS - 3] + "...")
+
+
+def code(node_text: str) -> str:
+    """A piece of kernel source on one line, for an edit's description."""
+    return "`" + " ".join(node_text.split()) + "`"
+
+
+class DeletionPass(ABC):
     name: str
 
+    @abstractmethod
     def groups(self, case: Case) -> int:
         """How many independent unit lists `case` has now (e.g. statement blocks)."""
-        ...
 
-    def units(self, case: Case, group: int) -> int:
-        """How many units group `group` has."""
-        ...
+    @abstractmethod
+    def units(self, case: Case, group: int) -> list[str]:
+        """The units of group `group`, each named for a person (an attr's key, a statement's first line)."""
 
+    @abstractmethod
     def keep(self, case: Case, group: int, kept: Sequence[int]) -> Case | None:
         """`case` with only the units `kept` of `group`; None if that is not expressible."""
-        ...
 
 
-class TransformPass(Protocol):
+class TransformPass(ABC):
     name: str
 
-    def candidates(self, case: Case) -> Iterator[Case]: ...
+    @abstractmethod
+    def edits(self, case: Case) -> Iterator[Edit]:
+        """Single edits of `case`, the ones most worth trying first."""
 
 
 Pass = DeletionPass | TransformPass

@@ -7,9 +7,10 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from reducer.core.case import Case
+from reducer.search.passes.base import DeletionPass, Edit, TransformPass
 
 
-class DeleteEntries:
+class DeleteEntries(DeletionPass):
     """ddmin over the entries of one mapping field of the Case: `attrs` or `env`."""
 
     def __init__(self, field: str) -> None:
@@ -19,8 +20,8 @@ class DeleteEntries:
     def groups(self, case: Case) -> int:
         return 1 if getattr(case, self.field) else 0
 
-    def units(self, case: Case, group: int) -> int:
-        return len(getattr(case, self.field))
+    def units(self, case: Case, group: int) -> list[str]:
+        return list(getattr(case, self.field))
 
     def keep(self, case: Case, group: int, kept: Sequence[int]) -> Case:
         entries = getattr(case, self.field)
@@ -58,10 +59,10 @@ def _simpler_number_lists(value: str) -> list[str]:
     return out
 
 
-class SimplifyAttrValues:
+class SimplifyAttrValues(TransformPass):
     name = "attr-values"
 
-    def candidates(self, case: Case) -> Iterator[Case]:
+    def edits(self, case: Case) -> Iterator[Edit]:
         for key, value in case.attrs.items():
             for simpler in _simpler_values(value):
-                yield case.with_(attrs={**case.attrs, key: simpler})
+                yield Edit(f"attr {key}: {value!r} -> {simpler!r}", case.with_(attrs={**case.attrs, key: simpler}))

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 
 from reducer.core.case import Case
 from reducer.search.passes.ast_edit import Replacement, node_edits
+from reducer.search.passes.base import Edit, TransformPass
 
 LOOP_INTRINSICS = {"range", "serial", "vectorize", "parallel", "reduce"}
 
@@ -51,11 +52,11 @@ def _flatten(node: ast.AST) -> list[Replacement]:
     return []
 
 
-class FlattenControl:
+class FlattenControl(TransformPass):
     """Innermost first: flattening any loop removes one header whatever its depth, and inner loops are
     where kernel windows and reductions live, the incidental part of most failures."""
 
     name = "control-flow"
 
-    def candidates(self, case: Case) -> Iterator[Case]:
+    def edits(self, case: Case) -> Iterator[Edit]:
         return node_edits(case, _flatten, innermost_first=True)

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator
 from reducer.core.case import Case
 from reducer.kernels.hybrid import UNARY
 from reducer.search.passes.ast_edit import Replacement, allocated_shapes, node_edits, parse
+from reducer.search.passes.base import Edit, TransformPass
 
 FOLDABLE = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod)
 BINARY_CALLS = {"max", "min", "power", "atan2", "ceil_div"}
@@ -105,22 +106,22 @@ def _augmented(node: ast.AST) -> list[Replacement]:
     return []
 
 
-class CompactAssignments:
+class CompactAssignments(TransformPass):
     name = "assignments"
 
-    def candidates(self, case: Case) -> Iterator[Case]:
+    def edits(self, case: Case) -> Iterator[Edit]:
         return node_edits(case, _augmented)
 
 
-class ExpressionToOperand:
+class ExpressionToOperand(TransformPass):
     name = "expressions"
 
-    def candidates(self, case: Case) -> Iterator[Case]:
+    def edits(self, case: Case) -> Iterator[Edit]:
         return node_edits(case, _operands)
 
 
-class ExpressionToConstant:
+class ExpressionToConstant(TransformPass):
     name = "constants"
 
-    def candidates(self, case: Case) -> Iterator[Case]:
+    def edits(self, case: Case) -> Iterator[Edit]:
         return node_edits(case, _constants(_known_shapes(case)))

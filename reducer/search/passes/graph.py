@@ -7,16 +7,12 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable, Iterator, Sequence
 
-from reducer.kernels import graph as graphs
 from reducer.core.case import Case
 from reducer.core.errors import InvalidKernel
-from reducer.kernels.kinds import with_graph
-from reducer.search.passes.tensors import SIMPLER_DTYPE, smaller_values
-
-
-def _graph(case: Case) -> graphs.Graph:
-    assert case.graph is not None
-    return graphs.loads(case.graph)
+from reducer.kernels import graph as graphs
+from reducer.kernels.kinds import GRAPH, SIMPLER_DTYPE, with_graph
+from reducer.search.passes.base import DeletionPass, Edit, TransformPass
+from reducer.search.passes.tensors import smaller_values
 
 
 def _valid(case: Case, edit: Callable[[], graphs.Graph]) -> Case | None:
@@ -26,103 +22,122 @@ def _valid(case: Case, edit: Callable[[], graphs.Graph]) -> Case | None:
         return None
 
 
-def _valid_all(case: Case, edits: Iterator[Callable[[], graphs.Graph]]) -> Iterator[Case]:
-    for edit in edits:
+GraphEdit = tuple[str, Callable[[], graphs.Graph]]  # what it does, and the edited graph (or InvalidKernel)
+
+
+def _valid_all(case: Case, edits: Iterator[GraphEdit]) -> Iterator[Edit]:
+    for description, edit in edits:
         candidate = _valid(case, edit)
         if candidate is not None:
-            yield candidate
+            yield Edit(description, candidate)
 
 
-class DeleteOutputs:
+class DeleteOutputs(DeletionPass):
     """ddmin over the graph's outputs; what only computed a dropped output goes with it."""
 
     name = "outputs"
 
     def groups(self, case: Case) -> int:
-        return 1 if case.graph is not None and len(_graph(case)["output_desc"]) > 1 else 0
+        return 1 if len(GRAPH.graph(case)["output_desc"]) > 1 else 0
 
-    def units(self, case: Case, group: int) -> int:
-        return len(_graph(case)["output_desc"])
+    def units(self, case: Case, group: int) -> list[str]:
+        return [f"output {t['tensor_name']}" for t in GRAPH.graph(case)["output_desc"]]
 
     def keep(self, case: Case, group: int, kept: Sequence[int]) -> Case | None:
-        graph = _graph(case)
+        graph = GRAPH.graph(case)
         graph["output_desc"] = [graph["output_desc"][i] for i in kept]
         return _valid(case, lambda: graph)
 
 
-class DeleteOps:
+class DeleteOps(DeletionPass):
     """ddmin over the ops; a deleted op's readers read its input of the same shape, else a new input."""
 
     name = "ops"
 
     def groups(self, case: Case) -> int:
-        return 1 if case.graph is not None and len(_graph(case)["op_desc"]) > 1 else 0
+        return 1 if len(GRAPH.graph(case)["op_desc"]) > 1 else 0
 
-    def units(self, case: Case, group: int) -> int:
-        return len(_graph(case)["op_desc"])
+    def units(self, case: Case, group: int) -> list[str]:
+        return [_op_label(op) for op in GRAPH.graph(case)["op_desc"]]
 
     def keep(self, case: Case, group: int, kept: Sequence[int]) -> Case | None:
-        graph = _graph(case)
+        graph = GRAPH.graph(case)
         drop = set(range(len(graph["op_desc"]))) - set(kept)
         return _valid(case, lambda: graphs.delete_ops(graph, drop))
 
 
-class CutGraph:
+class CutGraph(TransformPass):
     """One tensor as the only output (what computes it stays), or one op's result read from a new graph
     input instead (what only computed it goes); the longest cuts first."""
 
     name = "cut"
 
-    def candidates(self, case: Case) -> Iterator[Case]:
-        if case.graph is None:
-            return
-        graph = _graph(case)
+    def edits(self, case: Case) -> Iterator[Edit]:
+        graph = GRAPH.graph(case)
         names = [t["tensor_name"] for op in graph["op_desc"] for t in op["output_desc"]]
-        yield from _valid_all(case, ((lambda n=n: graphs.cut_at(graph, n)) for n in names))
-        indices = range(len(graph["op_desc"]))
-        yield from _valid_all(case, ((lambda i=i: graphs.delete_ops(graph, [i], fresh=True)) for i in indices))
+        yield from _valid_all(case, ((f"{n} as the only output", lambda n=n: graphs.cut_at(graph, n)) for n in names))
+        ops = list(enumerate(graph["op_desc"]))
+        yield from _valid_all(
+            case,
+            (
+                (f"{_op_label(op)} read from a new input", lambda i=i: graphs.delete_ops(graph, [i], fresh=True))
+                for i, op in ops
+            ),
+        )
 
 
-class ShrinkGraphDims:
+class ShrinkGraphDims(TransformPass):
     """A dim value shrunk everywhere it appears in the graph inputs and shape operands (dims that must stay
     equal), then each input dim alone; every op's shapes follow by inference."""
 
     name = "graph-dims"
 
-    def candidates(self, case: Case) -> Iterator[Case]:
-        if case.graph is None:
-            return
-        graph = _graph(case)
+    def edits(self, case: Case) -> Iterator[Edit]:
+        graph = GRAPH.graph(case)
         for value in graphs.dim_values(graph):
-            edits = ((lambda old=value, v=v: graphs.replace_dim_value(graph, old, v)) for v in smaller_values(value))
+            edits = (
+                (f"dim value {value} -> {v} everywhere", lambda old=value, v=v: graphs.replace_dim_value(graph, old, v))
+                for v in smaller_values(value)
+            )
             yield from _valid_all(case, edits)
         for i, tensor in enumerate(graphs.graph_inputs(graph)):
             for axis, dim in enumerate(tensor["shape"]):
                 edits = (
-                    (lambda v=v, i=i, axis=axis: graphs.set_input_dims(graph, [(i, axis)], v))
+                    (
+                        f"dim {tensor['tensor_name']}[{axis}]: {dim} -> {v}",
+                        lambda v=v, i=i, axis=axis: graphs.set_input_dims(graph, [(i, axis)], v),
+                    )
                     for v in smaller_values(dim)
                 )
                 yield from _valid_all(case, edits)
 
 
-def _operand_edits(graph: graphs.Graph) -> Iterator[Callable[[], graphs.Graph]]:
+def _op_label(op: dict) -> str:
+    return f"{op['name']} -> {', '.join(t['tensor_name'] for t in op['output_desc'])}"
+
+
+def _operand_edits(graph: graphs.Graph) -> Iterator[GraphEdit]:
     for index, op in enumerate(graph["op_desc"]):
-        name = op["name"]
+        name, label = op["name"], _op_label(op)
         if name in graphs.REDUCE:
             axes = graphs.operand(op, "axis", 1)
             if isinstance(axes, list) and len(axes) > 1:
                 for k in range(len(axes)):
-                    yield _operand_edit(graph, index, "axis", 1, axes[:k] + axes[k + 1 :])
+                    fewer = axes[:k] + axes[k + 1 :]
+                    yield f"{label}: axis {axes} -> {fewer}", _operand_edit(graph, index, "axis", 1, fewer)
             if graphs.flag(op, "keep_dims"):
-                yield _flag_edit(graph, index, "keep_dims")
+                yield f"{label}: keep_dims off", _flag_edit(graph, index, "keep_dims")
         if name == "Transpose":
             perm = graphs.operand(op, "perm", 1)
             if isinstance(perm, list) and perm != sorted(perm):
-                yield _operand_edit(graph, index, "perm", 1, sorted(perm))
+                yield f"{label}: perm {perm} -> {sorted(perm)}", _operand_edit(graph, index, "perm", 1, sorted(perm))
         if name in graphs.MATMUL:
             for position, attr in enumerate(("transpose_a", "transpose_b")):
                 if graphs.flag(op, attr):
-                    yield _untranspose_edit(graph, index, attr, position)
+                    yield (
+                        f"{label}: {attr} off, operand stored transposed",
+                        _untranspose_edit(graph, index, attr, position),
+                    )
 
 
 def _operand_edit(graph: graphs.Graph, index: int, name: str, position: int, value: object):
@@ -160,25 +175,21 @@ def _untranspose_edit(graph: graphs.Graph, index: int, attr: str, position: int)
     return edit
 
 
-class SimplifyOperands:
+class SimplifyOperands(TransformPass):
     name = "op-operands"
 
-    def candidates(self, case: Case) -> Iterator[Case]:
-        if case.graph is not None:
-            yield from _valid_all(case, _operand_edits(_graph(case)))
+    def edits(self, case: Case) -> Iterator[Edit]:
+        yield from _valid_all(case, _operand_edits(GRAPH.graph(case)))
 
 
-class SimplifyGraphDtypes:
+class SimplifyGraphDtypes(TransformPass):
     """Every tensor of one unusual dtype made the ordinary one (float16 -> float32, ...), casts included."""
 
     name = "graph-dtypes"
 
-    def candidates(self, case: Case) -> Iterator[Case]:
-        if case.graph is None:
-            return
-        graph = _graph(case)
-        for old in sorted(graphs.dtypes(graph)):
+    def edits(self, case: Case) -> Iterator[Edit]:
+        for old in sorted(graphs.dtypes(GRAPH.graph(case))):
             if old in SIMPLER_DTYPE:
-                yield from _valid_all(
-                    case, iter([lambda old=old: graphs.replace_dtype(graph, old, SIMPLER_DTYPE[old])])
-                )
+                simpler = GRAPH.with_dtypes(case, {old: SIMPLER_DTYPE[old]})
+                if simpler is not None:
+                    yield Edit(f"every {old} tensor -> {SIMPLER_DTYPE[old]}", simpler)

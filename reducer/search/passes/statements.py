@@ -2,20 +2,22 @@
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Sequence
 
 from reducer.core.case import Case
 from reducer.search.passes.ast_edit import blocks, parse, render
+from reducer.search.passes.base import DeletionPass, code
 
 
-class DeleteStatements:
+class DeleteStatements(DeletionPass):
     name = "statements"
 
     def groups(self, case: Case) -> int:
         return len(blocks(parse(case)))
 
-    def units(self, case: Case, group: int) -> int:
-        return len(blocks(parse(case))[group])
+    def units(self, case: Case, group: int) -> list[str]:
+        return [f"line {s.lineno}: {code(ast.unparse(s).splitlines()[0])}" for s in blocks(parse(case))[group]]
 
     def keep(self, case: Case, group: int, kept: Sequence[int]) -> Case | None:
         if not kept:

@@ -7,16 +7,14 @@ import ast
 from collections.abc import Iterator
 
 from reducer.core.case import Case, TensorSpec
+from reducer.kernels.kinds import HYBRID, SIMPLER_DTYPE, Dim, linked_groups
 from reducer.search.passes.ast_edit import allocated_shapes, parse, render
+from reducer.search.passes.base import Edit, TransformPass
 
-Dim = tuple[int, int]  # (input index, axis)
-SIMPLER_DTYPE = {
-    "float16": "float32",
-    "float64": "float32",
-    "int64": "int32",
-    "int8": "int32",
-    "int16": "int32",
-}
+
+def _dims(case: Case, dims: list[Dim]) -> str:
+    """Input dims as `input[axis]=value`, for an edit's description."""
+    return ", ".join(f"{i}[{axis}]={case.inputs[i].shape[axis]}" for i, axis in dims)
 
 
 def smaller_values(value: int) -> list[int]:
@@ -25,48 +23,30 @@ def smaller_values(value: int) -> list[int]:
     return sorted({v for v in steps if 1 <= v < value})
 
 
-def with_dims(case: Case, dims: list[Dim], value: int) -> Case:
-    """`case` with every dim of `dims` set to `value`."""
-    shapes = [list(t.shape) for t in case.inputs]
-    for i, axis in dims:
-        shapes[i][axis] = value
-    return case.with_(inputs=tuple(TensorSpec(tuple(s), t.dtype) for s, t in zip(shapes, case.inputs, strict=True)))
-
-
-def linked_groups(case: Case) -> list[list[Dim]]:
-    """Dims with one value shared by several places, biggest value first: they usually must stay equal."""
-    by_value: dict[int, list[Dim]] = {}
-    for i, t in enumerate(case.inputs):
-        for axis, d in enumerate(t.shape):
-            if d > 1:
-                by_value.setdefault(d, []).append((i, axis))
-    return [dims for _, dims in sorted(by_value.items(), reverse=True) if len(dims) > 1]
-
-
-class ShrinkLinkedDims:
+class ShrinkLinkedDims(TransformPass):
     name = "linked-dims"
 
-    def candidates(self, case: Case) -> Iterator[Case]:
+    def edits(self, case: Case) -> Iterator[Edit]:
         for dims in linked_groups(case):
             value = case.inputs[dims[0][0]].shape[dims[0][1]]
             for v in smaller_values(value):
-                yield with_dims(case, dims, v)
+                yield Edit(f"dims {_dims(case, dims)} -> {v}", HYBRID.with_dims(case, dims, v))
 
 
-class ShrinkDims:
+class ShrinkDims(TransformPass):
     name = "dims"
 
-    def candidates(self, case: Case) -> Iterator[Case]:
+    def edits(self, case: Case) -> Iterator[Edit]:
         for i, t in enumerate(case.inputs):
             for axis, d in enumerate(t.shape):
                 for v in smaller_values(d):
-                    yield with_dims(case, [(i, axis)], v)
+                    yield Edit(f"dim {_dims(case, [(i, axis)])} -> {v}", HYBRID.with_dims(case, [(i, axis)], v))
 
 
-class RemoveUnusedInputs:
+class RemoveUnusedInputs(TransformPass):
     name = "inputs"
 
-    def candidates(self, case: Case) -> Iterator[Case]:
+    def edits(self, case: Case) -> Iterator[Edit]:
         func = parse(case)
         used = {n.id for n in ast.walk(func) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
         for i, arg in enumerate(func.args.args):
@@ -74,18 +54,20 @@ class RemoveUnusedInputs:
                 edited = parse(case)
                 del edited.args.args[i]
                 reduced = render(case, edited)
-                yield reduced.with_(inputs=case.inputs[:i] + case.inputs[i + 1 :])
+                yield Edit(
+                    f"remove unused input {arg.arg}", reduced.with_(inputs=case.inputs[:i] + case.inputs[i + 1 :])
+                )
 
 
-class SimplifyDtypes:
+class SimplifyDtypes(TransformPass):
     name = "dtypes"
 
-    def candidates(self, case: Case) -> Iterator[Case]:
+    def edits(self, case: Case) -> Iterator[Edit]:
         for i, t in enumerate(case.inputs):
             if t.dtype in SIMPLER_DTYPE:
                 inputs = list(case.inputs)
                 inputs[i] = TensorSpec(t.shape, SIMPLER_DTYPE[t.dtype])
-                yield case.with_(inputs=tuple(inputs))
+                yield Edit(f"input {i}: {t.dtype} -> {inputs[i].dtype}", case.with_(inputs=tuple(inputs)))
 
 
 def _is_shape_of(node: ast.AST, name: str) -> bool:
@@ -152,13 +134,13 @@ class _DropIndex(ast.NodeTransformer):
         return node
 
 
-class DropUnitAxes:
+class DropUnitAxes(TransformPass):
     """Lower the rank of a tensor along an axis of extent 1: fewer dims, shorter indices, down to a
     scalar tensor (shape `[]`), which MindSpore and AKG accept."""
 
     name = "unit-axes"
 
-    def candidates(self, case: Case) -> Iterator[Case]:
+    def edits(self, case: Case) -> Iterator[Edit]:
         func = parse(case)
         for i, (arg, spec) in enumerate(zip(func.args.args, case.inputs, strict=True)):
             rank = len(spec.shape)
@@ -169,7 +151,8 @@ class DropUnitAxes:
                     shape = spec.shape[:axis] + spec.shape[axis + 1 :]
                     inputs = list(case.inputs)
                     inputs[i] = TensorSpec(shape, spec.dtype)
-                    yield render(case, edited).with_(inputs=tuple(inputs))
+                    edited_case = render(case, edited).with_(inputs=tuple(inputs))
+                    yield Edit(f"drop unit axis {axis} of input {arg.arg}", edited_case)
         for index, (name, dims) in enumerate(allocated_shapes(func)):
             rank = len(dims.elts)
             for axis in range(rank):
@@ -179,4 +162,4 @@ class DropUnitAxes:
                     _DropIndex(name, axis, rank).visit(edited)
                     target = list(allocated_shapes(edited))[index][1]
                     del target.elts[axis]
-                    yield render(case, edited)
+                    yield Edit(f"drop unit axis {axis} of {name}", render(case, edited))

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 
 from reducer.core.case import Case
 from reducer.search.passes.ast_edit import parse, render
+from reducer.search.passes.base import Edit, TransformPass, code
 
 BUFFER_CALLS = {"allocate", "output_tensor"}
 
@@ -43,12 +44,12 @@ def _scalars(func: ast.FunctionDef) -> dict[str, ast.expr]:
     return found
 
 
-class InlineScalars:
+class InlineScalars(TransformPass):
     name = "inline"
 
-    def candidates(self, case: Case) -> Iterator[Case]:
+    def edits(self, case: Case) -> Iterator[Edit]:
         for name in _scalars(parse(case)):
             func = parse(case)
             value = _scalars(func)[name]
             _Inline(name, value).visit(func)
-            yield render(case, func)
+            yield Edit(f"inline {name} = {code(ast.unparse(value))}", render(case, func))

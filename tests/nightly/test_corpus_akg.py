@@ -15,9 +15,9 @@ import pytest
 import yaml
 from conftest import CORPUS, needs_akg
 
-from reducer.kernels.hybrid import infer_outputs
-from reducer.kernels.info import info_text
 from reducer.inputs.load import load_input
+from reducer.kernels.hybrid import infer_outputs
+from reducer.kernels.kinds import info_text
 
 pytestmark = [pytest.mark.akg, needs_akg]
 

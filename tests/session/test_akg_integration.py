@@ -14,8 +14,8 @@ import pytest
 import yaml
 from conftest import CORPUS, ROOT, needs_akg
 
-from reducer.core.case import load_case
-from reducer.kernels.size import size_of
+from reducer.inputs.crash_yaml import load_case
+from reducer.kernels.kinds import size_of
 
 pytestmark = [pytest.mark.akg, needs_akg]
 
@@ -35,6 +35,7 @@ def check_bundle(bundle: Path, location: str) -> dict:
     reduction = json.loads((bundle / "reduction.json").read_text())
     assert reduction["signature"]["location"] == location
     assert reduction["confirmations"] == 3
+    assert reduction["edits"] and all(set(e) == {"pass", "edit", "size"} for e in reduction["edits"])
     for name in ("ISSUE.md", "repro.py", "kernel.py", "kernel.info", "crash.yaml", "compile.log", "env.json"):
         assert (bundle / name).is_file(), name
     assert any((bundle / "ir").rglob("*.cc")), "per-pass IR missing"

@@ -7,10 +7,12 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import HERE
 
 from reducer.core.case import Case, TensorSpec
+from reducer.inputs.info_file import case_from_info
 from reducer.kernels.hybrid import InvalidKernel, infer_outputs
-from reducer.kernels.info import build_info, case_from_info
+from reducer.kernels.info import hybrid_info
 
 
 def case(source: str, *shapes: tuple[int, ...], dtype: str = "float32") -> Case:
@@ -57,7 +59,7 @@ def test_invalid_kernels_are_rejected_with_a_reason(source: str, reason: str) ->
         infer_outputs(case(source, (4,)))
 
 
-DUMPED = Path(__file__).parent / "data" / "custom"  # written by MindSpore itself: see dump_custom_info.py there
+DUMPED = HERE / "data" / "custom"  # written by MindSpore itself: see dump_custom_info.py there
 
 
 def _comparable(info: dict) -> dict:
@@ -77,7 +79,7 @@ def test_info_json_is_the_one_mindspore_writes(path: Path) -> None:
     field and in order (the kernel JSON AKG is given is the one MindSpore would give it)."""
     theirs = json.loads(path.read_text())
     case = case_from_info(path, path.read_text())
-    ours = build_info(case, infer_outputs(case))
+    ours = hybrid_info(case, infer_outputs(case))
     if not any(a["name"] == "autodiff" for a in theirs["op_desc"][0]["attr"]):
         # MindSpore leaves autodiff out when the user gives out_shape; ours is the form without it
         ours["op_desc"][0]["attr"] = [a for a in ours["op_desc"][0]["attr"] if a["name"] != "autodiff"]

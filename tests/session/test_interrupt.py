@@ -19,9 +19,10 @@ import psutil
 import pytest
 from conftest import describe, sandboxed_processes, wait_until, write_case
 
-from reducer.core.case import Expectation, TensorSpec, load_case
-from reducer.search.oracle import Oracle
 from reducer.compile.sandbox import PREFIX, sweep_orphans
+from reducer.core.case import Expectation, TensorSpec
+from reducer.inputs.crash_yaml import load_case
+from reducer.search.oracle import Oracle
 
 
 def start(crash: Path, out: Path, sleep: float, *extra: str) -> subprocess.Popen[str]:

@@ -12,14 +12,15 @@ import pytest
 from conftest import write_case
 
 from reducer.core.errors import InputError
-from reducer.kernels.hybrid import infer_outputs
-from reducer.kernels.info import build_info
 from reducer.inputs.load import load_input, original_files
+from reducer.kernels.hybrid import infer_outputs
+from reducer.kernels.info import hybrid_info
+from reducer.kernels.kinds import HYBRID, kind_of
 
 
 def custom_info(tmp_path: Path) -> tuple[Path, dict]:
     case = load_input(write_case(tmp_path / "matmul_bias"))
-    info = build_info(case, infer_outputs(case))
+    info = hybrid_info(case, infer_outputs(case))
     path = tmp_path / "Fused_Custom_7.info"
     path.write_text(json.dumps(info))
     return path, info
@@ -75,5 +76,5 @@ def test_crash_yaml_may_name_a_custom_hybrid_info(tmp_path: Path) -> None:
     path, _ = custom_info(tmp_path)
     (tmp_path / "crash.yaml").write_text(f"kernel: {path.name}\nattrs: {{enable_auto_inline: false}}\n")
     case = load_input(tmp_path / "crash.yaml")
-    assert case.kind == "hybrid" and case.function == "matmul_bias" and case.source == original.source
+    assert kind_of(case) is HYBRID and case.function == "matmul_bias" and case.source == original.source
     assert case.inputs == original.inputs and case.attrs == {"enable_auto_inline": False}

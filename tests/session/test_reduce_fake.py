@@ -14,10 +14,11 @@ import yaml
 from conftest import write_case
 
 from reducer import session
-from reducer.core.case import Expectation, load_case
+from reducer.core.case import Expectation
+from reducer.inputs.crash_yaml import load_case
+from reducer.kernels.kinds import size_of
 from reducer.search.oracle import Oracle
 from reducer.session import CONFIRM_RUNS, PROBE_RUNS, Settings, reduce_case
-from reducer.kernels.size import size_of
 
 BUNDLE_FILES = {
     "ISSUE.md",
@@ -52,6 +53,10 @@ def test_reduction_keeps_the_bug_and_shrinks_everything(fake_case: Path, tmp_pat
     assert stats["compiles"] > 0 and stats["invalid"] > 0
     assert {str(p.relative_to(bundle)) for p in bundle.rglob("*") if p.is_file()} >= BUNDLE_FILES
     assert (bundle.parent / f"{bundle.name}.tar.gz").is_file()
+    edits = reduction["edits"]  # how the case shrank, in order: each accepted edit and the size after it
+    assert {e["pass"] for e in edits} >= {"statements", "dims", "attrs"}
+    assert edits[-1]["size"] == f"{reduction['reduced']['tokens']} tokens"
+    assert any(e["pass"] == "attrs" and e["edit"].startswith("delete ") for e in edits)
 
 
 def _without_statement(source: str, index: int) -> str | None:
@@ -177,8 +182,10 @@ def test_interrupted_run_resumes_from_checkpoint(fake_case: Path, tmp_path: Path
     saved_volume = sum(len(t["shape"]) for t in checkpoint["best"]["inputs"])
     assert checkpoint["best"] != load_case(fake_case).content() and saved_volume > 0
     monkeypatch.setattr(search.Reduction, "_accept", real_accept)
+    assert len(checkpoint["edits"]) == 3
     bundle, stats = _reduce(fake_case, out)
     assert stats["resumed"] is True
+    assert json.loads((bundle / "reduction.json").read_text())["edits"][:3] == checkpoint["edits"]
     fresh, _ = _reduce(fake_case, tmp_path / "fresh")
     assert (bundle / "kernel.py").read_text() == (fresh / "kernel.py").read_text()
 

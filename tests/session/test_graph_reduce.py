@@ -12,10 +12,10 @@ import yaml
 from conftest import FAKE_COMPILER
 from test_graph import pointnet_branch, write_info
 
+from reducer.inputs.crash_yaml import load_case
 from reducer.kernels import graph as graphs
-from reducer.core.case import load_case
+from reducer.kernels.kinds import size_of
 from reducer.session import Settings, reduce_case
-from reducer.kernels.size import size_of
 
 
 def graph_case(folder: Path, **fields: object) -> Path:

@@ -16,11 +16,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy_graph import numpy_mismatches
 
-from reducer.kernels import graph as graphs
-from reducer.core.case import load_case
 from reducer.core.errors import InputError, InvalidKernel
+from reducer.inputs.crash_yaml import load_case
 from reducer.inputs.load import load_input
-from reducer.kernels.kinds import outputs_of, with_graph
+from reducer.kernels import graph as graphs
+from reducer.kernels.kinds import GRAPH, kind_of, outputs_of, size_of, with_graph
 from reducer.search.passes.graph import (
     CutGraph,
     DeleteOps,
@@ -29,7 +29,6 @@ from reducer.search.passes.graph import (
     SimplifyGraphDtypes,
     SimplifyOperands,
 )
-from reducer.kernels.size import size_of
 
 DUMPED = HERE / "data" / "graphs"  # written by MindSpore 2.10 (GRAPH_MODE, enable_graph_kernel, CPU)
 CORPUS = HERE.parent / "corpus"
@@ -100,7 +99,7 @@ def write_info(folder: Path, graph: dict, name: str = "Fused_test.info") -> Path
 def test_graphs_written_by_mindspore_load_and_infer_as_recorded(path: Path) -> None:
     case = load_input(path)
     info = json.loads(path.read_text())
-    assert case.kind == "graph" and case.name == path.stem
+    assert kind_of(case) is GRAPH and case.name == path.stem
     assert graphs.mismatches(info) == []
     assert numpy_mismatches(info) == []  # the independent check agrees with MindSpore too
     assert [list(t.shape) for t in outputs_of(case)] == [t["shape"] for t in info["output_desc"]]
@@ -201,7 +200,7 @@ def test_dtype_pass_changes_casts_too() -> None:
     y = b.op("Cast", [x, b.const(43)], [4], "float32")
     z = b.op("Add", [y, y], [4])
     case = load_input(write_info_case(b.graph([z])))
-    (candidate,) = list(SimplifyGraphDtypes().candidates(case))
+    (candidate,) = [e.after for e in SimplifyGraphDtypes().edits(case)]
     graph = graphs.loads(candidate.graph or "")
     assert graphs.dtypes(graph) == {"float32"} and candidate.inputs[0].dtype == "float32"
 
@@ -215,9 +214,9 @@ def write_info_case(graph: dict) -> Path:
 def test_every_candidate_of_every_graph_pass_is_a_valid_smaller_graph(data: st.DataObject) -> None:
     case = load_input(write_info_case(pointnet_branch(data.draw(st.sampled_from([4, 5, 64])))))
     size = size_of(case)
-    candidates = [c for p in (CutGraph(), ShrinkGraphDims(), SimplifyOperands()) for c in p.candidates(case)]
+    candidates = [e.after for p in (CutGraph(), ShrinkGraphDims(), SimplifyOperands()) for e in p.edits(case)]
     for deletion in (DeleteOps(), DeleteOutputs()):
-        units = deletion.units(case, 0)
+        units = len(deletion.units(case, 0))
         for _ in range(3):
             kept = data.draw(st.lists(st.integers(0, units - 1), unique=True, max_size=units - 1))
             candidate = deletion.keep(case, 0, sorted(kept))
@@ -235,7 +234,7 @@ def test_crash_yaml_may_name_an_info_kernel(tmp_path: Path) -> None:
     write_info(tmp_path, pointnet_branch())
     (tmp_path / "crash.yaml").write_text("kernel: Fused_test.info\nattrs: {enable_auto_fuse: false}\n")
     case = load_case(tmp_path / "crash.yaml")
-    assert case.kind == "graph" and case.attrs == {"enable_auto_fuse": False} and len(case.inputs) == 2
+    assert kind_of(case) is GRAPH and case.attrs == {"enable_auto_fuse": False} and len(case.inputs) == 2
     (tmp_path / "crash.yaml").write_text("kernel: Fused_test.info\ninputs: [{shape: [1], dtype: float32}]\n")
     with pytest.raises(InputError, match=r"field 'inputs': differs from the inputs in Fused_test\.info"):
         load_case(tmp_path / "crash.yaml")

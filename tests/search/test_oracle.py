@@ -6,16 +6,19 @@ from __future__ import annotations
 import itertools
 import threading
 
+from reducer.compile.sandbox import CompileCancelled, Outcome
 from reducer.core.case import Case, Expectation, TensorSpec
 from reducer.search.oracle import Oracle
-from reducer.compile.sandbox import CompileCancelled, Outcome
+from reducer.search.passes import Edit
 
 SOURCE = "def f(a):\n    b = output_tensor(a.shape, a.dtype)\n    b[0] = a[0]\n    return b\n"
 EXPECT = Expectation("error", "Check failed: boom", "t.cc:1", exact=True)
 
 
-def case(tag: int, **attrs: object) -> Case:
-    return Case("k", SOURCE, "f", (TensorSpec((2,), "float32"),), attrs={"tag": tag, **attrs})
+def case(tag: int, **attrs: object) -> Edit:
+    """An edit whose case compiles as `attrs` say (see SlowCompiler)."""
+    after = Case("k", SOURCE, "f", (TensorSpec((2,), "float32"),), attrs={"tag": tag, **attrs})
+    return Edit(f"candidate {tag}", after)
 
 
 class SlowCompiler:
@@ -34,7 +37,7 @@ class SlowCompiler:
         with self.lock:
             self.compiled.append(c.attrs["tag"])
         text = "[ERROR] AKG:x [t.cc:1] [t] Check failed: boom" if c.attrs.get("hit") else ""
-        return Outcome(1 if text else 0, None, False, False, 0.0, 0.0, text)
+        return Outcome(1 if text else 0, None, False, False, 0.0, text)
 
 
 def test_parallel_answers_equal_sequential_ones_for_every_pattern() -> None:

@@ -10,10 +10,11 @@ import pytest
 import yaml
 from conftest import write_case
 
-from reducer.core.case import Case, Mismatch, TensorSpec, case_to_yaml, load_case
-from reducer.kernels.hybrid import InvalidKernel, infer_outputs
 from reducer.compile.sandbox import Outcome
 from reducer.compile.signature import NO_FAILURE, signature_of
+from reducer.core.case import Case, Mismatch, TensorSpec
+from reducer.inputs.crash_yaml import case_to_yaml, load_case
+from reducer.kernels.hybrid import InvalidKernel, infer_outputs
 
 SUM = """def f(x):
     y = output_tensor((1,), x.dtype)
@@ -39,7 +40,7 @@ def test_mismatch_fields_load_and_round_trip(tmp_path: Path) -> None:
 
 
 def _outcome(output: str, returncode: int = 0) -> Outcome:
-    return Outcome(returncode, None, False, False, 1.0, 1.0, output)
+    return Outcome(returncode, None, False, False, 1.0, output)
 
 
 def test_verdict_line_is_the_signature() -> None:

@@ -43,7 +43,7 @@ LOGS = HERE / "data" / "stage"
 )
 def test_stage_and_component_from_the_backtrace(case: str, stage: str, component: str, source: str) -> None:
     log = (LOGS / f"{case}.log").read_text()
-    found = failing_stage(log, signature_of(Outcome(1, None, False, False, 1.0, 1.0, log), 60), None)
+    found = failing_stage(log, signature_of(Outcome(1, None, False, False, 1.0, log), 60), None)
     assert (found.stage, found.component, found.source) == (stage, component, source)
 
 
@@ -70,7 +70,7 @@ def test_last_pass_is_the_last_ir_written(tmp_path: Path) -> None:
 def test_the_issue_line_reads_like_a_maintainer_wrote_it(tmp_path: Path) -> None:
     log = (LOGS / "conv3d_gemm_tiling.log").read_text()
     _dump(tmp_path, ["k_0/09_RewriteTensorIndex.cc", "k_0/poly/02_AnalyzeSchedule.cc"])
-    found = failing_stage(log, signature_of(Outcome(1, None, False, False, 1.0, 1.0, log), 60), tmp_path)
+    found = failing_stage(log, signature_of(Outcome(1, None, False, False, 1.0, log), 60), tmp_path)
     assert found.one_line() == (
         "poly auto-tiling: SpaceAnalyzer::MarkGemmAxes (in ExtractLoopIndicesFromMatrices), "
         "after AnalyzeSchedule (poly)"

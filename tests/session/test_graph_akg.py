@@ -16,10 +16,10 @@ import yaml
 from conftest import CORPUS, needs_akg
 
 from reducer.compile.akg import FROZEN_TILING, TILING_ENV, compile_case, freeze_attrs
-from reducer.core.case import load_case
+from reducer.compile.signature import signature_of
+from reducer.inputs.crash_yaml import load_case
 from reducer.inputs.load import load_input
 from reducer.kernels.kinds import outputs_of
-from reducer.compile.signature import signature_of
 
 pytestmark = [pytest.mark.akg, needs_akg]
 GRAPH_CASES = ["pointnet_group_outer_band", "pointnet_bn_stats_ssa", "pointnet_head_segv"]

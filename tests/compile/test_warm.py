@@ -15,11 +15,13 @@ import pytest
 from conftest import CORPUS, MATMUL_KERNEL, needs_akg, wait_until
 
 from reducer.compile.akg import compile_case
-from reducer.core.case import Case, TensorSpec, function_source, load_case
-from reducer.kernels.kinds import outputs_of
 from reducer.compile.sandbox import Outcome
 from reducer.compile.signature import mask, signature_of
 from reducer.compile.warm import WorkerPool
+from reducer.core.case import Case, TensorSpec
+from reducer.inputs.crash_yaml import load_case
+from reducer.inputs.source import function_source
+from reducer.kernels.kinds import outputs_of
 
 # A compiler script whose behaviour the attrs choose; what it prints is deterministic.
 SCRIPT = textwrap.dedent(

@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import signal
-from pathlib import Path
 
-from reducer.core.case import Expectation
+from conftest import HERE
+
 from reducer.compile.sandbox import Outcome
 from reducer.compile.signature import mask, matches, signature_of
+from reducer.core.case import Expectation
 
-DATA = Path(__file__).resolve().parent / "data"
+DATA = HERE / "data"
 
 
 def outcome(output: str, returncode: int | None = 1, sig: int | None = None, **kw: bool) -> Outcome:
-    return Outcome(returncode, sig, kw.get("timed_out", False), kw.get("oom", False), 1.0, 10.0, output)
+    return Outcome(returncode, sig, kw.get("timed_out", False), kw.get("oom", False), 1.0, output)
 
 
 def test_akg_check_failure_from_a_real_log() -> None:

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from conftest import write_case
 
-from reducer.core.case import Expectation, TensorSpec, load_case
+from reducer.core.case import Expectation, TensorSpec
+from reducer.inputs.crash_yaml import load_case
 from reducer.search.oracle import Oracle
 from reducer.session import Settings, reduce_case
 

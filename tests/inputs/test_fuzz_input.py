@@ -14,8 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from reducer.core.case import DTYPES
 from reducer.cli import app
+from reducer.core.case import DTYPES
 
 VALID = {
     "name": "fuzz",

@@ -1,0 +1,95 @@
+"""A `.info` as MindSpore writes it in akg_kernel_meta/, read into a Case: a fused graph of basic ops, or a
+Custom op of func_type "hybrid" (its Hybrid DSL source in func_source_str)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from reducer.core.case import DTYPES, Case, TensorSpec
+from reducer.core.errors import InputError, InvalidKernel
+from reducer.inputs.source import function_source
+from reducer.kernels import graph as graphs
+from reducer.kernels.kinds import graph_specs
+
+
+def _field(info: dict[str, Any], path: str, origin: str) -> Any:
+    node: Any = info
+    for part in path.split("."):
+        key: str | int = int(part) if part.isdigit() else part
+        try:
+            node = node[key]
+        except (KeyError, IndexError, TypeError):
+            raise InputError(f"{origin}: field '{path}' is missing") from None
+    return node
+
+
+def _input_spec(desc: Any, index: int, origin: str) -> TensorSpec:
+    field = f"input_desc.{index}.0"
+    tensor = desc[0] if isinstance(desc, list) and desc else desc
+    if not isinstance(tensor, dict):
+        raise InputError(f"{origin}: field '{field}': expected a tensor description (shape, data_type)")
+    shape, dtype = tensor.get("shape"), tensor.get("data_type")
+    if not isinstance(shape, list) or not all(isinstance(d, int) and d >= 1 for d in shape):
+        raise InputError(f"{origin}: field '{field}.shape': expected a list of positive integers, got {shape!r}")
+    if dtype not in DTYPES:
+        raise InputError(f"{origin}: field '{field}.data_type': expected one of {', '.join(DTYPES)}, got {dtype!r}")
+    return TensorSpec(tuple(shape), dtype)
+
+
+def _graph_case(path: Path, info: dict[str, Any]) -> Case:
+    """The Case of a fused graph `.info`, its recorded shapes checked against what its inputs give."""
+    origin = str(path)
+    graph = graphs.check_structure(info, origin)
+    try:
+        wrong = graphs.mismatches(graph)
+    except InvalidKernel as exc:
+        raise InputError(f"{origin}: not a valid fused graph: {exc}") from None
+    if wrong:
+        raise InputError(f"{origin}: field 'op_desc': {wrong[0]}")
+    return Case(
+        name=path.stem,
+        source="",
+        function="",
+        inputs=graph_specs(graphs.graph_inputs(graph)),
+        target=str(info["process"]),
+        graph=graphs.dumps(graph),
+    )
+
+
+def case_from_info(path: Path, text: str) -> Case:
+    """The Case of a `.info` as MindSpore writes it: a fused graph, or a Custom hybrid op (Hybrid DSL
+    source in `func_source_str`)."""
+    origin = str(path)
+    try:
+        info = json.loads(text)
+    except ValueError as exc:
+        raise InputError(f"{origin}: not JSON: {exc}") from None
+    if not isinstance(info, dict):
+        raise InputError(f"{origin}: expected a JSON object (an AKG kernel .info)")
+    ops = _field(info, "op_desc", origin)
+    if not isinstance(ops, list) or not ops or not all(isinstance(op, dict) for op in ops):
+        raise InputError(f"{origin}: field 'op_desc': expected a non-empty list of ops")
+    if graphs.is_graph(info):
+        return _graph_case(path, info)
+    attrs = {a.get("name"): a.get("value") for a in ops[0].get("attr") or [] if isinstance(a, dict)}
+    if attrs.get("func_type") != "hybrid":
+        raise InputError(
+            f"{origin}: field 'op_desc.0.attr': a Custom op of func_type {attrs.get('func_type')!r}; "
+            "only func_type 'hybrid' (Hybrid DSL source in func_source_str) can be reduced"
+        )
+    source = attrs.get("func_source_str")
+    if not isinstance(source, str) or "def " not in source:
+        raise InputError(f"{origin}: field 'op_desc.0.attr.func_source_str': expected Hybrid DSL source")
+    source, function = function_source(source, attrs.get("func_name"), origin)
+    descs = info.get("input_desc") or []
+    if not isinstance(descs, list):
+        raise InputError(f"{origin}: field 'input_desc': expected a list of inputs")
+    return Case(
+        name=path.stem,
+        source=source,
+        function=function,
+        inputs=tuple(_input_spec(d, i, origin) for i, d in enumerate(descs)),
+        target=str(info.get("process", "cpu")),
+    )

@@ -1,0 +1,70 @@
+"""The search on its own, judged by plain functions on Cases (no compiler): ddmin ends 1-minimal, the
+transform search takes the first interesting edit, and the log lists the accepted edits in order."""
+
+from __future__ import annotations
+
+from reducer.core.case import Case, TensorSpec
+from reducer.search.passes import DeleteEntries, DeletionPass, ShrinkDims, SimplifyAttrValues, TransformPass
+from reducer.search.passes.statements import DeleteStatements
+from reducer.search.reduction import Predicate, Reduction
+
+KERNEL = """def k(a):
+    b = output_tensor((4,), a.dtype)
+    t = a[0] * 2.0
+    u = a[1] + 1.0
+    for i in range(4):
+        b[i] = a[i] * t
+    return b
+"""
+
+
+def case(**kw) -> Case:
+    return Case("t", KERNEL, "k", (TensorSpec((4,), "float32"),), **kw)
+
+
+def test_ddmin_keeps_exactly_the_needed_attrs_and_logs_what_it_deleted() -> None:
+    attrs = {f"a{i}": i for i in range(12)}
+    search = Reduction(
+        case(attrs=attrs), Predicate(lambda c: {"a2", "a9"} <= set(c.attrs)), schedule=[DeleteEntries("attrs")]
+    )
+    assert search.run().attrs == {"a2": 2, "a9": 9}
+    deleted = [name for entry in search.log for name in entry["edit"].removeprefix("delete ").split(", ")]
+    assert sorted(deleted) == sorted(set(attrs) - {"a2", "a9"})  # each deleted once, named
+    assert all(entry["pass"] == "attrs" and entry["size"].endswith("tokens") for entry in search.log)
+
+
+def test_statements_shrink_to_what_the_predicate_needs_and_the_result_is_1_minimal() -> None:
+    def needs_t_and_the_loop(c: Case) -> bool:
+        return "t = a[0] * 2.0" in c.source and "for i in range(4)" in c.source
+
+    search = Reduction(case(), Predicate(needs_t_and_the_loop), schedule=[DeleteStatements()])
+    best = search.run()
+    assert "u = " not in best.source and needs_t_and_the_loop(best)
+    p = DeleteStatements()
+    for group in range(p.groups(best)):
+        units = p.units(best, group)
+        for drop in range(len(units)):
+            smaller = p.keep(best, group, [u for u in range(len(units)) if u != drop])
+            assert smaller is None or not needs_t_and_the_loop(smaller), units[drop]
+    assert any("line 4: `u = a[1] + 1.0`" in entry["edit"] for entry in search.log)
+
+
+def test_transform_search_takes_edits_in_order_and_logs_each() -> None:
+    search = Reduction(
+        case(attrs={"dim": "0 0 16 1"}),
+        Predicate(lambda c: c.inputs[0].shape[0] >= 3 and c.attrs.get("dim", "").count(" ") == 3),
+        schedule=[ShrinkDims(), SimplifyAttrValues()],
+    )
+    best = search.run()
+    assert best.inputs[0].shape == (3,)  # the smallest value >= 3 the dims pass offers from 4
+    assert best.attrs == {"dim": "0 0 1 1"}
+    assert [e["pass"] for e in search.log] == ["dims", "attr-values"]
+    assert search.log[0]["edit"] == "dim 0[0]=4 -> 3"
+    assert search.log[1]["edit"] == "attr dim: '0 0 16 1' -> '0 0 1 1'"
+
+
+def test_every_pass_is_one_of_the_two_kinds() -> None:
+    from reducer.search.passes import GRAPH_SCHEDULE, SCHEDULE
+
+    for p in [*SCHEDULE, *GRAPH_SCHEDULE]:
+        assert isinstance(p, DeletionPass) != isinstance(p, TransformPass), p.name
