@@ -1,5 +1,5 @@
 """The attrs AKG really compiles a fused graph with, printed as one JSON line; a separate program run under
-the toolchain's interpreter in the sandbox (stdlib only, it imports nothing from `reducer`).
+the toolchain's interpreter in the sandbox (stdlib and akg_worker.py beside it; nothing from `reducer`).
 
 AKG merges the attrs it is given with a tiling repository (`MS_GRAPH_KERNEL_TILING`, the `repository_path`
 attr, else its own `repository_<process>.json`), keyed by the graph's op pattern, shapes and dtypes, and adds
@@ -11,8 +11,9 @@ Prints {"segments": [attrs, ...]}.
 
 import contextlib
 import json
-import os
 import sys
+
+from akg_worker import preload
 
 
 class _Stop(Exception):
@@ -20,13 +21,7 @@ class _Stop(Exception):
 
 
 def main(script: str, info_path: str, attrs_json: str) -> None:
-    os.environ["MS_COMPILER_CACHE_PATH"] = "."
-    os.environ["KERNEL_META_DIR"] = "kernel_meta"
-    sys.path.insert(0, os.path.dirname(script))
-    from get_file_path import get_akg_path  # MindSpore's compiler dir, found at run time
-
-    sys.path.insert(0, get_akg_path())
-    import akg.ms  # noqa: F401  (sets up AKG as compiler.py's import does)
+    preload(script)  # AKG imported as compiler.py imports it (akg_worker.py sits beside this script)
     from akg.composite import build_module
 
     seen = {}

@@ -207,6 +207,63 @@ def run_sandboxed(
     return supervise(lambda workdir: _Subprocess(command, workdir, env), files, timeout, memory_mb, collect, cancel)
 
 
+@dataclass
+class _Stopped:
+    """Which limit ended a compile, if any."""
+
+    timed_out: bool = False
+    out_of_memory: bool = False
+    over_quota: bool = False
+
+    def __bool__(self) -> bool:
+        return self.timed_out or self.out_of_memory or self.over_quota
+
+
+def _hold(
+    running: Running, workdir: Path, start: float, timeout: float, memory_mb: int, cancel: threading.Event | None
+) -> tuple[int, _Stopped]:
+    """Wait for the compile while holding it to its limits, then kill its whole tree whatever happened.
+    Returns its exit status (negative: the signal) and which limit stopped it."""
+    stopped = _Stopped()
+    peak = 0.0
+    next_dir_check = start + DIR_CHECK_SECONDS
+    seen: dict[int, psutil.Process] = {}
+    code: int | None = None
+    try:
+        root = psutil.Process(running.pid)
+    except psutil.NoSuchProcess:
+        root = None
+    try:
+        polls = 0
+        procs: list[psutil.Process] = []
+        while (code := running.wait(POLL_SECONDS)) is None:
+            if root and polls % TREE_EVERY == 0:  # finding the tree scans /proc; reading RSS is cheap
+                procs = _tree(root)
+                seen.update({p.pid: p for p in procs})
+            polls += 1
+            peak = max(peak, _rss_mb(procs))
+            if peak > memory_mb:
+                stopped.out_of_memory = True
+                break
+            if time.monotonic() - start > timeout:
+                stopped.timed_out = True
+                break
+            if _cancelled.is_set() or (cancel is not None and cancel.is_set()):
+                break
+            if time.monotonic() > next_dir_check:
+                next_dir_check = time.monotonic() + DIR_CHECK_SECONDS
+                if _dir_bytes(workdir) > DIR_QUOTA:
+                    stopped.over_quota = True
+                    break
+    finally:
+        if root:
+            seen.update({p.pid: p for p in _tree(root)})
+        _kill(running.pid, seen)
+        if code is None:
+            code = running.wait(None)
+    return code, stopped
+
+
 def supervise(
     launch: Launch,
     files: dict[str, str],
@@ -223,59 +280,18 @@ def supervise(
         for name, text in files.items():
             (workdir / name).write_text(text, encoding="utf-8")
         start = time.monotonic()
-        peak = 0.0
-        timed_out = out_of_memory = over_quota = False
-        next_dir_check = start + DIR_CHECK_SECONDS
-        seen: dict[int, psutil.Process] = {}
-        running = launch(workdir)
-        code: int | None = None
-        try:
-            root = psutil.Process(running.pid)
-        except psutil.NoSuchProcess:
-            root = None
-        try:
-            polls = 0
-            procs: list[psutil.Process] = []
-            while (code := running.wait(POLL_SECONDS)) is None:
-                if root and polls % TREE_EVERY == 0:  # finding the tree scans /proc; reading RSS is cheap
-                    procs = _tree(root)
-                    seen.update({p.pid: p for p in procs})
-                polls += 1
-                peak = max(peak, _rss_mb(procs))
-                if peak > memory_mb:
-                    out_of_memory = True
-                    break
-                if time.monotonic() - start > timeout:
-                    timed_out = True
-                    break
-                if _cancelled.is_set() or (cancel is not None and cancel.is_set()):
-                    break
-                if time.monotonic() > next_dir_check:
-                    next_dir_check = time.monotonic() + DIR_CHECK_SECONDS
-                    if _dir_bytes(workdir) > DIR_QUOTA:
-                        over_quota = True
-                        break
-        finally:
-            if root:
-                seen.update({p.pid: p for p in _tree(root)})
-            _kill(running.pid, seen)
-            if code is None:
-                code = running.wait(None)
+        code, stopped = _hold(launch(workdir), workdir, start, timeout, memory_mb, cancel)
         if _cancelled.is_set():
             raise KeyboardInterrupt
         if cancel is not None and cancel.is_set():
             raise CompileCancelled
-        seconds = time.monotonic() - start
-        output = _read_capped(workdir / LOG_NAME)
-        collected = collect(workdir) if collect else None
-        killed = timed_out or out_of_memory or over_quota
         return Outcome(
             returncode=None if code < 0 else code,
-            signal=-code if code < 0 and not killed else None,
-            timed_out=timed_out,
-            out_of_memory=out_of_memory,
-            seconds=seconds,
-            output=output,
-            collected=collected,
-            over_quota=over_quota,
+            signal=-code if code < 0 and not stopped else None,
+            timed_out=stopped.timed_out,
+            out_of_memory=stopped.out_of_memory,
+            seconds=time.monotonic() - start,
+            output=_read_capped(workdir / LOG_NAME),
+            collected=collect(workdir) if collect else None,
+            over_quota=stopped.over_quota,
         )

@@ -43,7 +43,8 @@ class _WithStub:
         return self
 
 
-_LOOPS = {"range": range, "serial": range, "vectorize": range, "parallel": range, "reduce": range}
+LOOPS = ("range", "serial", "vectorize", "parallel", "reduce")  # loop intrinsics with range() semantics
+_LOOPS = dict.fromkeys(LOOPS, range)
 
 # The Hybrid DSL intrinsics MindSpore 2.x runs a kernel with (mindspore/ops/operations/_ms_kernel.py).
 INTRINSICS: dict[str, Any] = {
@@ -130,6 +131,8 @@ UNARY = {
     "round",
 }
 BINARY = {"power", "atan2", "ceil_div", "allocate", "output_tensor"}
+# Calls whose value is computed from their arguments: an expression pass may replace one by an argument.
+ELEMENTWISE_CALLS = UNARY | {"max", "min", "power", "atan2", "ceil_div"}
 
 
 def static_check(func: ast.FunctionDef, target: str) -> None:

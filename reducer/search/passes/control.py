@@ -8,10 +8,9 @@ import copy
 from collections.abc import Iterator
 
 from reducer.core.case import Case
+from reducer.kernels.hybrid import LOOPS
 from reducer.search.passes.ast_edit import Replacement, node_edits
 from reducer.search.passes.base import Edit, TransformPass
-
-LOOP_INTRINSICS = {"range", "serial", "vectorize", "parallel", "reduce"}
 
 
 class _Substitute(ast.NodeTransformer):
@@ -31,7 +30,7 @@ def _first_value(loop: ast.For) -> ast.expr | None:
         isinstance(loop.target, ast.Name)
         and isinstance(it, ast.Call)
         and isinstance(it.func, ast.Name)
-        and it.func.id in LOOP_INTRINSICS
+        and it.func.id in LOOPS
         and it.args
     ):
         return it.args[0] if len(it.args) >= 2 else ast.Constant(0)

@@ -9,12 +9,11 @@ import math
 from collections.abc import Callable, Iterator
 
 from reducer.core.case import Case
-from reducer.kernels.hybrid import UNARY
+from reducer.kernels.hybrid import ELEMENTWISE_CALLS
 from reducer.search.passes.ast_edit import Replacement, allocated_shapes, node_edits, parse
 from reducer.search.passes.base import Edit, TransformPass
 
 FOLDABLE = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod)
-BINARY_CALLS = {"max", "min", "power", "atan2", "ceil_div"}
 
 
 def _operands(node: ast.AST) -> list[Replacement]:
@@ -26,7 +25,7 @@ def _operands(node: ast.AST) -> list[Replacement]:
         return list(node.values)
     if isinstance(node, ast.IfExp):
         return [node.body, node.orelse]
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in UNARY | BINARY_CALLS:
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ELEMENTWISE_CALLS:
         return list(node.args)
     return []
 
