@@ -1,5 +1,6 @@
-"""Hybrid DSL kernels as Python: the intrinsics MindSpore allows, the static checks it applies, and output
-shape inference by running the kernel on zero inputs (the cheap validity check done before any compile)."""
+"""Hybrid DSL kernels as Python: the intrinsics MindSpore runs them with, and validity and output shape
+inference as MindSpore's auto-infer does it (its static checks, hybrid_check.py, then a run on zero inputs):
+the cheap check done before any compile."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ import numpy as np
 from reducer.core import pyparse
 from reducer.core.case import Case, TensorSpec
 from reducer.core.errors import InvalidKernel
+from reducer.kernels.hybrid_check import BINARY_BASIC, BINARY_GENERAL, LOOPS, UNARY_BASIC, UNARY_GENERAL, static_check
 
 
 def _allocate(shape: Any, dtype: str = "float32", scope: str = "global", *, fill: float = 0.0) -> np.ndarray:
@@ -43,7 +45,6 @@ class _WithStub:
         return self
 
 
-LOOPS = ("range", "serial", "vectorize", "parallel", "reduce")  # loop intrinsics with range() semantics
 _LOOPS = dict.fromkeys(LOOPS, range)
 
 # The Hybrid DSL intrinsics MindSpore 2.x runs a kernel with (mindspore/ops/operations/_ms_kernel.py).
@@ -86,8 +87,6 @@ INTRINSICS: dict[str, Any] = {
     "max": max,
     "min": min,
 }
-CPU_UNSUPPORTED = {"atan2", "expm1", "float16"}
-
 # A full Python run of a kernel on zero inputs checks indices too; past this many executed lines it is
 # cut short and only the output shapes (from a run with empty loops) are used.
 LINE_BUDGET = 200_000
@@ -103,89 +102,8 @@ def parse_function(source: str) -> ast.FunctionDef:
     return tree.body[0]
 
 
-UNARY = {
-    "sqrt",
-    "sign",
-    "log",
-    "tanh",
-    "exp",
-    "abs",
-    "int32",
-    "float16",
-    "float32",
-    "rsqrt",
-    "erf",
-    "isnan",
-    "int8",
-    "int16",
-    "int64",
-    "float64",
-    "sin",
-    "cos",
-    "isinf",
-    "isfinite",
-    "atan",
-    "floor",
-    "ceil",
-    "trunc",
-    "round",
-}
-BINARY = {"power", "atan2", "ceil_div", "allocate", "output_tensor"}
 # Calls whose value is computed from their arguments: an expression pass may replace one by an argument.
-ELEMENTWISE_CALLS = UNARY | {"max", "min", "power", "atan2", "ceil_div"}
-
-
-def static_check(func: ast.FunctionDef, target: str) -> None:
-    """MindSpore's static checks of a Hybrid DSL function (its VariableUsage visitor), applied before it
-    builds a Custom hybrid op: a candidate failing them never reaches AKG in real use."""
-    params = {a.arg for a in func.args.args}
-    tensors = set(params)
-    outputs: set[str] = set()
-    for node in ast.walk(func):
-        if isinstance(node, (ast.While, ast.Break, ast.Continue)):
-            raise InvalidKernel(f"keyword {type(node).__name__.lower()} is not accepted in the Hybrid DSL")
-        if isinstance(node, (ast.Lambda, ast.ListComp, ast.GeneratorExp, ast.Import, ast.Global)):
-            raise InvalidKernel(f"{type(node).__name__} is not Hybrid DSL")
-        if isinstance(node, ast.Call):
-            if not isinstance(node.func, ast.Name) or node.func.id not in INTRINSICS:
-                raise InvalidKernel(f"call to {ast.unparse(node.func)} is not a Hybrid DSL intrinsic")
-            name = node.func.id
-            if target == "cpu" and name in CPU_UNSUPPORTED:
-                raise InvalidKernel(f"{name} is not supported on CPU")
-            if (name in UNARY and len(node.args) != 1) or (name in BINARY and len(node.args) != 2):
-                raise InvalidKernel(f"{name} called with {len(node.args)} arguments")
-        if isinstance(node, ast.Assign):
-            if len(node.targets) > 1:
-                raise InvalidKernel("multiple assignment targets")
-            target_node, value = node.targets[0], node.value
-            if (
-                isinstance(target_node, ast.Name)
-                and isinstance(value, ast.Call)
-                and isinstance(value.func, ast.Name)
-                and value.func.id in ("allocate", "output_tensor")
-            ):
-                if target_node.id in tensors - params:
-                    raise InvalidKernel(f"tensor {target_node.id} is redefined")
-                tensors.add(target_node.id)
-                if value.func.id == "output_tensor":
-                    outputs.add(target_node.id)
-        if isinstance(node, ast.Attribute) and (
-            not isinstance(node.value, ast.Name) or node.attr not in ("shape", "dtype")
-        ):
-            raise InvalidKernel(f"attribute {ast.unparse(node)} is not .shape or .dtype of a tensor")
-    returns = [n for n in ast.walk(func) if isinstance(n, ast.Return)]
-    if not returns:
-        raise InvalidKernel("the kernel has no return statement")
-    for ret in returns:
-        value = ret.value
-        elts = value.elts if isinstance(value, ast.Tuple) else [value]
-        if not all(isinstance(e, ast.Name) for e in elts):
-            raise InvalidKernel("the return value must be tensor names")
-        names = {e.id for e in elts if isinstance(e, ast.Name)}
-        if not names <= params | outputs:
-            raise InvalidKernel("a returned name is neither an input nor an output_tensor")
-        if not outputs <= names:
-            raise InvalidKernel("an output_tensor is not returned")
+ELEMENTWISE_CALLS = UNARY_BASIC | UNARY_GENERAL | BINARY_BASIC | BINARY_GENERAL | {"max", "min"}
 
 
 class _LineBudget:

@@ -8,7 +8,7 @@ import copy
 from collections.abc import Iterator
 
 from reducer.core.case import Case
-from reducer.kernels.hybrid import LOOPS
+from reducer.kernels.hybrid_check import LOOPS
 from reducer.search.passes.ast_edit import Replacement, node_edits
 from reducer.search.passes.base import Edit, TransformPass
 
