@@ -58,16 +58,22 @@ def _graph_case(path: Path, info: dict[str, Any]) -> Case:
     )
 
 
+def json_object(text: str, where: str, what: str) -> dict[str, Any]:
+    """`text` as a JSON object, else an InputError naming `where` and what was expected."""
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise InputError(f"{where}: not JSON ({exc})") from None
+    if not isinstance(value, dict):
+        raise InputError(f"{where}: expected a JSON object ({what}), got {type(value).__name__}")
+    return value
+
+
 def case_from_info(path: Path, text: str) -> Case:
     """The Case of a `.info` as MindSpore writes it: a fused graph, or a Custom hybrid op (Hybrid DSL
     source in `func_source_str`)."""
     origin = str(path)
-    try:
-        info = json.loads(text)
-    except ValueError as exc:
-        raise InputError(f"{origin}: not JSON: {exc}") from None
-    if not isinstance(info, dict):
-        raise InputError(f"{origin}: expected a JSON object (an AKG kernel .info)")
+    info = json_object(text, origin, "an AKG kernel .info")
     ops = _field(info, "op_desc", origin)
     if not isinstance(ops, list) or not ops or not all(isinstance(op, dict) for op in ops):
         raise InputError(f"{origin}: field 'op_desc': expected a non-empty list of ops")

@@ -3,14 +3,13 @@ a crash.yaml (with its kernel file), or a bare `.info` kernel JSON as MindSpore 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from reducer.core.case import Case
 from reducer.core.errors import InputError, InvalidKernel
 from reducer.inputs.crash_yaml import load_case, load_yaml
-from reducer.inputs.info_file import case_from_info
+from reducer.inputs.info_file import case_from_info, json_object
 from reducer.kernels.kinds import kind_of, outputs_of
 
 
@@ -38,13 +37,7 @@ def original_files(path: Path) -> dict[str, str]:
 
 def parse_attrs(text: str) -> dict[str, Any]:
     """The `--attrs` option: the build attrs as JSON, as MindSpore's compile error prints them."""
-    try:
-        attrs = json.loads(text)
-    except ValueError as exc:
-        raise InputError(f"option '--attrs': not JSON ({exc})") from None
-    if not isinstance(attrs, dict):
-        raise InputError(f"option '--attrs': expected a JSON object of build attrs, got {text!r}")
-    return attrs
+    return json_object(text, "option '--attrs'", "the build attrs")
 
 
 def load_input(path: Path, timeout: float | None = None, attrs: str | None = None) -> Case:
