@@ -220,16 +220,10 @@ def _reduce(
     toolchain = find_toolchain(case.python, case.compiler)
     counters = Counters()  # every compile of this reduction: probes, search, confirmation, IR dump
     events.on_oracle(counters)
-    if kind_of(case) is GRAPH:
-        events.on_stage("freezing the attrs AKG uses for the graph")
-    frozen = freeze_attrs(case)
-    events.on_stage("running the original")
-    original = original_signature(frozen, PROBE_RUNS * repeat, settings.jobs, repeat, compiler, counters)
-    timeout = adaptive_timeout(case, original)
+    searched, original = _prepare(case, settings, events, compiler, counters)
     expectation = original.signature.expectation()
     with Oracle(expectation, settings.jobs, compiler, repeat, cache, counters) as oracle:
         checkpoint = Checkpoint(out_dir, case)
-        searched = frozen.with_(timeout=timeout)  # the original, with the search's compile timeout
         search, resumed = _search(searched, oracle, checkpoint, events)
         # The bundle replays with the user's limit (or the default), not the one chosen for the search.
         best = search.best.with_(timeout=case.timeout)
@@ -245,7 +239,7 @@ def _reduce(
             diagnosis: Diagnosis | None = None
             if settings.diagnose:
                 events.on_stage("diagnosis: workarounds and the shape boundary")
-                diagnosis = diagnose(best.with_(timeout=timeout), searched, oracle, settings.diagnosis_budget)
+                diagnosis = diagnose(best.with_(timeout=searched.timeout), searched, oracle, settings.diagnosis_budget)
             events.on_stage("collecting IR and writing the bundle")
             final, dumps = ir_run.result() if ir_run else dump()
             counters.compiles += dumps
@@ -255,7 +249,7 @@ def _reduce(
                 "resumed": resumed,
                 "repeat": repeat,
                 "original_runs": f"{original.matching} of {original.runs}",
-                "search_timeout": timeout,
+                "search_timeout": searched.timeout,
                 "warm": not settings.cold,
                 "diagnosis_compiles": diagnosis.compiles if diagnosis else 0,
             }
@@ -281,6 +275,20 @@ def _reduce(
             )
         checkpoint.clear()
         return bundle, stats
+
+
+def _prepare(
+    case: Case, settings: Settings, events: Events, compiler: Compiler, counters: Counters
+) -> tuple[Case, Reproduction]:
+    """The case the search starts from (a graph's attrs frozen, the candidates' compile timeout chosen) and
+    how the original fails."""
+    if kind_of(case) is GRAPH:
+        events.on_stage("freezing the attrs AKG uses for the graph")
+    frozen = freeze_attrs(case)
+    events.on_stage("running the original")
+    runs = PROBE_RUNS * settings.repeat
+    original = original_signature(frozen, runs, settings.jobs, settings.repeat, compiler, counters)
+    return frozen.with_(timeout=adaptive_timeout(case, original)), original
 
 
 def _search(start: Case, oracle: Oracle, checkpoint: Checkpoint, events: Events) -> tuple[Reduction, bool]:
