@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import shutil
+import signal
 import tempfile
 import textwrap
 import time
@@ -19,6 +20,11 @@ import yaml
 from reducer.compile.sandbox import OWNER_ENV, PREFIX
 
 HERE = Path(__file__).resolve().parent
+
+# A suite started in the background by a non-interactive shell (`sh -c 'make test &'`) inherits SIGINT
+# ignored, and Python keeps an inherited SIG_IGN, so every reducer a test starts would ignore Ctrl-C and the
+# SIGINT tests would fail. A handler here is reset to the default in every child at exec.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 ROOT = HERE.parent
 FAKE_COMPILER = HERE / "fake_compiler.py"
 CORPUS = ROOT / "corpus"
