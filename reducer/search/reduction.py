@@ -81,7 +81,8 @@ class Reduction:
         self._round_accepted[name] += 1
         self.best = edit.after
         self.best_size = size_of(edit.after)
-        self.log.append({"pass": name, "edit": edit.description, "size": kind_of(edit.after).amount(self.best_size)})
+        size = f"{kind_of(edit.after).amount(self.best_size)}, volume {self.best_size.volume}"
+        self.log.append({"pass": name, "edit": edit.description, "size": size})
         self.on_improve(name, edit.after)
 
     def _ddmin(self, p: DeletionPass, group: int) -> bool:

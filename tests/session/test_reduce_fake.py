@@ -55,7 +55,7 @@ def test_reduction_keeps_the_bug_and_shrinks_everything(fake_case: Path, tmp_pat
     assert (bundle.parent / f"{bundle.name}.tar.gz").is_file()
     edits = reduction["edits"]  # how the case shrank, in order: each accepted edit and the size after it
     assert {e["pass"] for e in edits} >= {"statements", "dims", "attrs"}
-    assert edits[-1]["size"] == f"{reduction['reduced']['tokens']} tokens"
+    assert edits[-1]["size"] == f"{reduction['reduced']['tokens']} tokens, volume {reduction['reduced']['volume']}"
     assert any(e["pass"] == "attrs" and e["edit"].startswith("delete ") for e in edits)
 
 
