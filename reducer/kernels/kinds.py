@@ -24,7 +24,6 @@ class KernelKind(Protocol):
     name: str  # "hybrid" | "graph": the key of the pass schedules
     label: str  # in messages: "not a valid <label>"
     kernel_file: str  # the bundle's file the kernel is in
-    unit: str  # what the size is counted in for a person: "tokens" | "ops"
 
     def outputs(self, case: Case) -> tuple[TensorSpec, ...]:
         """The output tensors; InvalidKernel if MindSpore would not hand this kernel to AKG."""
@@ -69,7 +68,6 @@ class HybridKernel:
     name = "hybrid"
     label = "Hybrid DSL kernel"
     kernel_file = "kernel.py"
-    unit = "tokens"
 
     def outputs(self, case: Case) -> tuple[TensorSpec, ...]:
         return infer_outputs(case)
@@ -110,7 +108,6 @@ class GraphKernel:
     name = "graph"
     label = "fused graph"
     kernel_file = "kernel.info"
-    unit = "ops"
 
     def outputs(self, case: Case) -> tuple[TensorSpec, ...]:
         return graph_specs(graphs.infer(self.graph(case))["output_desc"])
