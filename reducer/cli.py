@@ -1,13 +1,16 @@
 """The `reduce` command: `reduce crash.yaml` minimises a failure and writes a bundle; `reduce check
-crash.yaml` compiles a case once and prints its signature; `reduce corpus DIR` is the nightly run over a
-folder of cases. Parses arguments, calls the library, prints."""
+crash.yaml` compiles a case once and prints its signature; `reduce capture -- CMD` and `reduce from-log LOG`
+start from a user's failing MindSpore run; `reduce corpus DIR` is the nightly run over a folder of cases.
+Parses arguments, calls the library, prints."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated
 
@@ -15,6 +18,8 @@ import typer
 from rich.console import Console
 from rich.progress import Progress, TextColumn
 
+from reducer.capture.pipeline import CaptureResult
+from reducer.capture.sources import Limits, NothingFailed, capture, from_log
 from reducer.compile.cache import default_cache_path
 from reducer.core.case import Case
 from reducer.core.errors import InputError, NotFailingError
@@ -89,6 +94,34 @@ def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
+@contextlib.contextmanager
+def _progress_of(case: Case) -> Iterator[Events]:
+    progress = _Progress(case)
+    with progress.status:
+        yield Events(progress.on_pass, progress.on_improve, progress.stage, progress.on_oracle)
+
+
+def _settings(jobs: int, no_cache: bool, no_diagnosis: bool, cold: bool = False) -> Settings:
+    cache = None if no_cache else default_cache_path()
+    return Settings(jobs, 1, cold, cache, not no_diagnosis)
+
+
+def _report(result: CaptureResult, output: Path) -> None:
+    """One line per failing kernel found, what became of it, and the exit code the findings call for."""
+    report = result.report
+    for k in report["kernels"]:
+        then = k.get("bundle") or (f"same bug as {k['duplicate_of']}" if "duplicate_of" in k else k["status"])
+        out.print(f"{k['name']}: {k['signature']}  ->  {then}")
+    for k in report["not_reproduced"]:
+        out.print(f"{k['name']}: not reproduced alone: {k['why']}")
+    out.print(f"capture: {output / 'capture.json'}")
+    if report["cut_off"]:
+        cut = "; ".join(f"{c['name']}: {c['why']}" for c in report["cut_off"])
+        raise _fail(EXIT_BAD_INPUT, f"cannot read a failing kernel: {cut} (the log's lines were cut; attach the .info)")
+    if not report["kernels"]:
+        raise _fail(EXIT_NOT_FAILING, "no failing kernel fails the same way on its own (see capture.json)")
+
+
 @app.command("run")
 def run(
     crash: Annotated[Path, typer.Argument(help="crash.yaml of the failing kernel, or a bare .info")],
@@ -116,9 +149,7 @@ def run(
     try:
         case = load_input(crash, timeout, attrs)
         files = original_files(crash)
-        progress = _Progress(case)
-        events = Events(progress.on_pass, progress.on_improve, progress.stage, progress.on_oracle)
-        with progress.status:
+        with _progress_of(case) as events:
             cache = None if no_cache else default_cache_path()
             settings = Settings(jobs, repeat, cold, cache, not no_diagnosis, diagnosis_budget)
             bundle, stats = reduce_case(case, files, output, settings, events)
@@ -148,6 +179,59 @@ def check(
     except NotFailingError as exc:
         raise _fail(EXIT_NOT_FAILING, str(exc)) from None
     out.print(sig.one_line())
+
+
+NO_REDUCE_HELP = "write and check the crash.yaml of each failing kernel, do not reduce"
+
+
+@app.command("capture", context_settings={"allow_interspersed_args": False})
+def capture_command(
+    command: Annotated[list[str], typer.Argument(help="the failing command, after --: python train.py ...")],
+    output: Annotated[Path, typer.Option("-o", "--output", help="where run.log, cases and bundles go")] = Path("out"),
+    timeout: Annotated[float, typer.Option("--timeout", min=1, help="seconds the command may run")] = 3600,
+    memory: Annotated[int, typer.Option("--memory", min=64, help="MB the command's process tree may use")] = 16384,
+    no_reduce: Annotated[bool, typer.Option("--no-reduce", help=NO_REDUCE_HELP)] = False,
+    jobs: Annotated[int, typer.Option("-j", "--jobs", min=1, help="compiles at once")] = os.cpu_count() or 1,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="do not read or write the persistent cache")] = False,
+    no_diagnosis: Annotated[bool, typer.Option("--no-diagnosis", help="bundles without the diagnosis")] = False,
+) -> None:
+    """Run COMMAND (your MindSpore script) here, collect every AKG compile that failed in it, and reduce each
+    distinct failure into OUT/<kernel>/; OUT/capture.json lists what was found."""
+    signal.signal(signal.SIGTERM, _interrupt)
+    limits = Limits(timeout, memory)
+    settings = _settings(jobs, no_cache, no_diagnosis)
+    try:
+        result = capture(command, Path.cwd(), dict(os.environ), output, limits, settings, not no_reduce, _progress_of)
+    except InputError as exc:
+        raise _fail(EXIT_BAD_INPUT, str(exc)) from None
+    except NothingFailed as exc:
+        raise _fail(EXIT_NOT_FAILING, str(exc)) from None
+    except KeyboardInterrupt:
+        raise _fail(EXIT_INTERRUPTED, "interrupted; the command's process tree was killed") from None
+    _report(result, output)
+
+
+@app.command("from-log")
+def from_log_command(
+    log: Annotated[Path, typer.Argument(help="the output of a failing MindSpore run")],
+    output: Annotated[Path, typer.Option("-o", "--output", help="where cases and bundles go")] = Path("out"),
+    no_reduce: Annotated[bool, typer.Option("--no-reduce", help=NO_REDUCE_HELP)] = False,
+    jobs: Annotated[int, typer.Option("-j", "--jobs", min=1, help="compiles at once")] = os.cpu_count() or 1,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="do not read or write the persistent cache")] = False,
+    no_diagnosis: Annotated[bool, typer.Option("--no-diagnosis", help="bundles without the diagnosis")] = False,
+) -> None:
+    """Read every failing AKG compile out of LOG and reduce each distinct failure into OUT/<kernel>/."""
+    signal.signal(signal.SIGTERM, _interrupt)
+    settings = _settings(jobs, no_cache, no_diagnosis)
+    try:
+        result = from_log(log, output, settings, not no_reduce, _progress_of)
+    except InputError as exc:
+        raise _fail(EXIT_BAD_INPUT, str(exc)) from None
+    except NothingFailed as exc:
+        raise _fail(EXIT_NOT_FAILING, str(exc)) from None
+    except KeyboardInterrupt:
+        raise _fail(EXIT_INTERRUPTED, "interrupted; rerun to resume") from None
+    _report(result, output)
 
 
 @app.command("corpus")
@@ -190,6 +274,6 @@ def corpus(
 
 def main() -> None:
     args = sys.argv[1:]
-    if args and args[0] not in {"run", "check", "corpus", "--help", "-h"}:
+    if args and args[0] not in {"run", "check", "capture", "from-log", "corpus", "--help", "-h"}:
         args = ["run", *args]
     app(args, prog_name="reduce")

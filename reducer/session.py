@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from reducer.bundle.write import BundleInput, refuse_foreign, write_bundle
+from reducer.bundle.write import BundleInput, Origin, refuse_foreign, write_bundle
 from reducer.compile.akg import compile_case, find_toolchain, freeze_attrs
 from reducer.compile.cache import CompileCache
 from reducer.compile.sandbox import Outcome, allow_compiles, cancel_all, sweep_orphans, temp_dir
@@ -197,14 +197,16 @@ def reduce_case(
     out_dir: Path,
     settings: Settings,
     events: Events | None = None,
+    origin: Origin | None = None,
 ) -> tuple[Path, dict[str, Any]]:
-    """Reduce `case`; returns the bundle folder and the reduction statistics."""
+    """Reduce `case`; returns the bundle folder and the reduction statistics. `origin`: the user's run the
+    kernel was captured from, told in the bundle."""
     events = events or Events()
     allow_compiles()
     sweep_orphans()
     refuse_foreign(out_dir / case.name)
     with compiler_for(settings) as (compiler, cache):
-        return _reduce(case, original_files, out_dir, settings, events, compiler, cache)
+        return _reduce(case, original_files, out_dir, settings, events, compiler, cache, origin)
 
 
 def _reduce(
@@ -215,6 +217,7 @@ def _reduce(
     events: Events,
     compiler: Compiler,
     cache: CompileCache | None,
+    origin: Origin | None,
 ) -> tuple[Path, dict[str, Any]]:
     repeat = settings.repeat
     toolchain = find_toolchain(case.python, case.compiler)
@@ -270,6 +273,7 @@ def _reduce(
                     confirm_runs=len(signatures),
                     diagnosis=diagnosis,
                     edits=search.log,
+                    origin=origin,
                 ),
                 out_dir,
             )

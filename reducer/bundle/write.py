@@ -67,6 +67,18 @@ class Redactor:
         return {k: ("<redacted>" if SECRET_NAME.search(k) else v) for k, v in env.items()}
 
 
+@dataclass(frozen=True)
+class Origin:
+    """Where a kernel captured from a user's MindSpore run came from, as the user saw that run."""
+
+    run: str  # e.g. "`python train.py` (exit status 1)" or "the log run.log"
+    kernel_from: str  # e.g. "akg_kernel_meta/Fused_Custom_1.info, written by the run"
+    final_error: str  # the run's last error line, e.g. "RuntimeError: Response is empty."
+
+    def to_dict(self) -> dict[str, str]:
+        return {"run": self.run, "kernel_from": self.kernel_from, "final_error": self.final_error}
+
+
 @dataclass
 class BundleInput:
     original: Case
@@ -84,6 +96,7 @@ class BundleInput:
     confirm_runs: int
     diagnosis: Diagnosis | None = None
     edits: list[dict[str, str]] = field(default_factory=list)  # the search's accepted edits, in order
+    origin: Origin | None = None  # set when the kernel was captured from a user's run
 
 
 def _key_log(log: str, signature: Signature) -> str:
@@ -154,6 +167,7 @@ def _issue(
         confirm_runs=b.confirm_runs,
         diagnosis=b.diagnosis,
         mismatch=reduced.mismatch,
+        origin=b.origin,
     )
 
 
@@ -169,6 +183,7 @@ def _reduction(b: BundleInput, stage: FailingStage) -> dict[str, Any]:
         "confirmation_runs": b.confirm_runs,
         "diagnosis": b.diagnosis.to_dict() if b.diagnosis else None,
         "edits": b.edits,
+        "origin": b.origin.to_dict() if b.origin else None,
     }
 
 

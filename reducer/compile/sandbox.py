@@ -139,7 +139,7 @@ def _dir_bytes(root: Path) -> int:
     return total
 
 
-def _read_capped(path: Path) -> str:
+def read_capped(path: Path) -> str:
     try:
         size = path.stat().st_size
     except FileNotFoundError:  # the compile died before it opened its log
@@ -208,7 +208,7 @@ def run_sandboxed(
 
 
 @dataclass
-class _Stopped:
+class Stopped:
     """Which limit ended a compile, if any."""
 
     timed_out: bool = False
@@ -219,12 +219,17 @@ class _Stopped:
         return self.timed_out or self.out_of_memory or self.over_quota
 
 
-def _hold(
-    running: Running, workdir: Path, start: float, timeout: float, memory_mb: int, cancel: threading.Event | None
-) -> tuple[int, _Stopped]:
-    """Wait for the compile while holding it to its limits, then kill its whole tree whatever happened.
-    Returns its exit status (negative: the signal) and which limit stopped it."""
-    stopped = _Stopped()
+def hold(
+    running: Running,
+    workdir: Path | None,
+    start: float,
+    timeout: float,
+    memory_mb: float,
+    cancel: threading.Event | None,
+) -> tuple[int, Stopped]:
+    """Wait for the process while holding it to its limits (the quota of `workdir` when given), then kill its
+    whole tree whatever happened. Returns its exit status (negative: the signal) and which limit stopped it."""
+    stopped = Stopped()
     peak = 0.0
     next_dir_check = start + DIR_CHECK_SECONDS
     seen: dict[int, psutil.Process] = {}
@@ -250,7 +255,7 @@ def _hold(
                 break
             if _cancelled.is_set() or (cancel is not None and cancel.is_set()):
                 break
-            if time.monotonic() > next_dir_check:
+            if workdir is not None and time.monotonic() > next_dir_check:
                 next_dir_check = time.monotonic() + DIR_CHECK_SECONDS
                 if _dir_bytes(workdir) > DIR_QUOTA:
                     stopped.over_quota = True
@@ -280,7 +285,7 @@ def supervise(
         for name, text in files.items():
             (workdir / name).write_text(text, encoding="utf-8")
         start = time.monotonic()
-        code, stopped = _hold(launch(workdir), workdir, start, timeout, memory_mb, cancel)
+        code, stopped = hold(launch(workdir), workdir, start, timeout, memory_mb, cancel)
         if _cancelled.is_set():
             raise KeyboardInterrupt
         if cancel is not None and cancel.is_set():
@@ -291,7 +296,7 @@ def supervise(
             timed_out=stopped.timed_out,
             out_of_memory=stopped.out_of_memory,
             seconds=time.monotonic() - start,
-            output=_read_capped(workdir / LOG_NAME),
+            output=read_capped(workdir / LOG_NAME),
             collected=collect(workdir) if collect else None,
             over_quota=stopped.over_quota,
         )

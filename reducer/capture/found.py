@@ -1,0 +1,108 @@
+"""The failing kernels of a user's run, gathered from what the run printed and what it wrote: each distinct
+kernel once, with its build attrs and environment as they change compilation, and written out as a
+replayable crash.yaml beside an exact copy of its `.info`."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from reducer.core.case import Expectation
+from reducer.core.files import json_digest, write_atomic
+from reducer.inputs.failure_log import LogFindings
+from reducer.inputs.kernel_meta import WrittenKernel
+
+# Build attrs that only steer MindSpore's kernel cache and AKG's logging; they are not part of the bug.
+STEERING_ATTRS = ("compile_cache", "log_level")
+# Variables kept besides MS_* and AKG_*: AKG reads these while it compiles.
+COMPILE_VARS = ("OMP_NUM_THREADS", "SYMBOLIC_TILING")
+# MS_* variables that only say where MindSpore caches, logs, dumps or how many builders it starts.
+STEERING_VARS = (
+    "MS_COMPILER_CACHE",
+    "MS_DEV_SAVE_GRAPHS",
+    "MS_DEV_DUMP",
+    "MS_SUBMODULE_LOG",
+    "MS_RDR",
+    "MS_LOG",
+    "MS_ALLOC_CONF",
+    "MS_BUILD_PROCESS_NUM",
+    "MS_ENABLE_CACHE",
+)
+
+
+@dataclass(frozen=True)
+class FoundKernel:
+    """One failing kernel of the run."""
+
+    name: str  # the kernel's "op": the name of its bundle
+    info: dict[str, Any]
+    info_text: str  # the .info exactly as the run wrote it (or as the log printed it)
+    attrs: dict[str, Any]
+    where: str  # where it was found, for a person: "akg_kernel_meta/X.info", "line 53 of run.log"
+    in_log: bool  # the run's output reports it failed (else: written by the run, never built)
+
+
+def compile_attrs(attrs: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in attrs.items() if k not in STEERING_ATTRS}
+
+
+def compile_env(env: dict[str, str]) -> dict[str, str]:
+    """The variables of a run that change what AKG compiles."""
+    return {
+        name: value
+        for name, value in sorted(env.items())
+        if (name.startswith(("MS_", "AKG_")) or name in COMPILE_VARS) and not name.startswith(STEERING_VARS)
+    }
+
+
+def _shown(path: Path, cwd: Path | None) -> str:
+    if cwd is not None and path.is_relative_to(cwd):
+        return str(path.relative_to(cwd))
+    return str(path)
+
+
+def gather(findings: LogFindings, written: list[WrittenKernel], log_name: str, cwd: Path | None) -> list[FoundKernel]:
+    """The failing kernels: those the log reports (the run's own `.info` when it wrote one with the same
+    content), then those the run wrote and never built, which a crashed compile leaves."""
+    on_disk = {json_digest(w.info): w for w in written}
+    found: list[FoundKernel] = []
+    for k in findings.kernels:
+        disk = on_disk.pop(json_digest(k.info), None)
+        if disk is not None:
+            text, where = disk.path.read_text(encoding="utf-8"), f"{_shown(disk.path, cwd)}, written by the run"
+        else:
+            text, where = json.dumps(k.info), f"the kernel JSON at line {k.line} of {log_name}"
+        found.append(FoundKernel(k.name, k.info, text, compile_attrs(k.attrs), where, in_log=True))
+    for w in on_disk.values():
+        if not w.compiled:
+            name = str(w.info.get("op") or w.path.stem)
+            where = f"{_shown(w.path, cwd)}, written by the run and never built"
+            found.append(
+                FoundKernel(name, w.info, w.path.read_text(encoding="utf-8"), findings.attrs(), where, in_log=False)
+            )
+    return found
+
+
+def write_case(
+    kernel: FoundKernel, env: dict[str, str], folder: Path, header: str, expect: Expectation | None = None
+) -> Path:
+    """crash.yaml for `kernel` in `folder`, its `.info` beside it; returns the crash.yaml's path."""
+    info_name = f"{kernel.name}.info"
+    write_atomic(folder / info_name, kernel.info_text)
+    data: dict[str, Any] = {
+        "name": kernel.name,
+        "kernel": info_name,
+        "attrs": compile_attrs(kernel.attrs),
+        "env": env,
+        "target": str(kernel.info.get("process", "cpu")),
+    }
+    if expect is not None:
+        data["expect"] = expect.to_dict()
+    comment = "".join(f"# {line}\n" for line in header.splitlines())
+    text = comment + yaml.safe_dump(data, sort_keys=False, default_flow_style=None, width=110)
+    write_atomic(folder / "crash.yaml", text)
+    return folder / "crash.yaml"

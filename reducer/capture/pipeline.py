@@ -1,0 +1,177 @@
+"""From the failing kernels of a user's run to bundles: write each as a crash.yaml, check that it fails on
+its own the way the run showed, merge kernels that hit one bug, reduce one kernel per bug exactly as
+`reduce` does, and write OUT/capture.json listing what was found and what became of it."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from reducer.bundle.write import Origin
+from reducer.capture.found import FoundKernel, write_case
+from reducer.compile.signature import Signature
+from reducer.core.case import Case, Expectation
+from reducer.core.errors import CompilesFine, InputError, NotFailingError
+from reducer.core.files import write_atomic
+from reducer.inputs.failure_log import LogFindings, clean
+from reducer.inputs.load import load_input, original_files
+from reducer.kernels.kinds import size_of
+from reducer.session import Events, Settings, original_signature, reduce_case
+
+CASES_DIR = "cases"
+REPORT = "capture.json"
+COMPARED = 60  # characters of a failure message looked for in the run's output
+
+
+@dataclass(frozen=True)
+class RunFacts:
+    """The run the kernels came from, as a person and as capture.json say it."""
+
+    run: str  # "`python train.py` (exit status 1)", "the log run.log"
+    details: dict[str, Any]  # command, cwd, exit status, ... or the log's path
+    final_error: str
+
+
+@dataclass
+class CaptureResult:
+    """What `process` did: capture.json's content and the bundles written."""
+
+    report: dict[str, Any]
+    bundles: list[Path] = field(default_factory=list)
+
+
+EventsFor = Callable[[Case], contextlib.AbstractContextManager[Events]]
+
+
+@contextlib.contextmanager
+def no_events(case: Case) -> Iterator[Events]:
+    yield Events()
+
+
+def _seen_in_run(sig: Signature, findings: LogFindings, log: str) -> bool:
+    """Whether the run's output shows this failure (a crash, or the message AKG printed)."""
+    if sig.kind == "signal":
+        return bool(findings.crashed) or not findings.akg_errors
+    if sig.kind == "timeout":
+        return True
+    texts = [t.strip()[:COMPARED] for t in (sig.raw, sig.message) if t.strip()]
+    return any(t in log for t in texts)
+
+
+def _expect(sig: Signature) -> Expectation:
+    return Expectation(sig.kind, sig.raw or sig.message, sig.location.split(":")[0] if sig.location else "")
+
+
+@dataclass
+class _Checked:
+    kernel: FoundKernel
+    crash_yaml: Path
+    case: Case
+    signature: Signature
+
+
+def _header(kernel: FoundKernel, facts: RunFacts) -> str:
+    return f"Captured by akg-reduce from {facts.run}.\nThe kernel: {kernel.where}."
+
+
+NOT_REPRODUCED, NOT_FAILING = "not_reproduced", "not_failing"
+
+
+def _check(
+    kernel: FoundKernel, env: dict[str, str], out: Path, facts: RunFacts, findings: LogFindings, log: str
+) -> _Checked | tuple[str, dict[str, Any]]:
+    """The kernel written as a crash.yaml and compiled once on its own: the checked case, or the report
+    list it goes to (NOT_REPRODUCED, or NOT_FAILING for a kernel the run never built) and why."""
+    folder = out / CASES_DIR / kernel.name
+    crash = write_case(kernel, env, folder, _header(kernel, facts))
+    entry: dict[str, Any] = {"name": kernel.name, "found_in": kernel.where, "crash_yaml": str(crash)}
+    try:
+        case = load_input(crash)
+        sig = original_signature(case, runs=1).signature
+    except InputError as exc:
+        return NOT_REPRODUCED, {**entry, "why": f"akg-reduce cannot read it: {exc}"}
+    except CompilesFine:
+        if not kernel.in_log:
+            return NOT_FAILING, {**entry, "why": "compiles fine on its own (the run stopped before building it)"}
+        why = "it compiles fine on its own: the failure needs state of the run (other kernels, data, a device)"
+        return NOT_REPRODUCED, {**entry, "why": why}
+    except NotFailingError as exc:
+        return NOT_REPRODUCED, {**entry, "why": str(exc)}
+    if kernel.in_log and not _seen_in_run(sig, findings, log):
+        shown = "; ".join(findings.akg_errors[:2]) or facts.final_error or "no AKG error"
+        why = f"on its own it fails with [{sig.one_line()}], which the run did not show ({shown})"
+        return NOT_REPRODUCED, {**entry, "why": why}
+    crash = write_case(kernel, env, folder, _header(kernel, facts), _expect(sig))
+    return _Checked(kernel, crash, load_input(crash), sig)
+
+
+def process(
+    kernels: list[FoundKernel],
+    findings: LogFindings,
+    log: str,
+    env: dict[str, str],
+    facts: RunFacts,
+    out: Path,
+    settings: Settings,
+    reduce: bool = True,
+    events_for: EventsFor = no_events,
+) -> CaptureResult:
+    """Check every kernel alone, merge those of one bug, reduce one per bug (unless not `reduce`) into
+    OUT/<name>/, and write OUT/capture.json."""
+    log = clean(log)
+    checked: list[_Checked] = []
+    unchecked: dict[str, list[dict[str, Any]]] = {NOT_REPRODUCED: [], NOT_FAILING: []}
+    for kernel in kernels:
+        outcome = _check(kernel, env, out, facts, findings, log)
+        if isinstance(outcome, _Checked):
+            checked.append(outcome)
+        else:
+            unchecked[outcome[0]].append(outcome[1])
+    result = CaptureResult(
+        {
+            **facts.details,
+            "final_error": facts.final_error,
+            "akg_errors": findings.akg_errors[:10],
+            "kernels": [],
+            **unchecked,
+            "cut_off": [{"name": c.name, "why": c.reason} for c in findings.cut],
+        }
+    )
+    first_of_bug: dict[str, _Checked] = {}
+    for item in sorted(checked, key=lambda c: size_of(c.case)):
+        first_of_bug.setdefault(item.signature.bug_key(), item)
+    for item in checked:
+        first = first_of_bug[item.signature.bug_key()]
+        entry: dict[str, Any] = {
+            "name": item.kernel.name,
+            "found_in": item.kernel.where,
+            "crash_yaml": str(item.crash_yaml),
+            "signature": item.signature.one_line(),
+            "bug": item.signature.bug_key(),
+        }
+        if first is not item:
+            entry |= {"status": "duplicate", "duplicate_of": first.kernel.name}
+        elif not reduce:
+            entry |= {"status": "captured"}
+        else:
+            entry |= _reduce(item, facts, out, settings, events_for, result)
+        result.report["kernels"].append(entry)
+    write_atomic(out / REPORT, json.dumps(result.report, indent=2))
+    return result
+
+
+def _reduce(
+    item: _Checked, facts: RunFacts, out: Path, settings: Settings, events_for: EventsFor, result: CaptureResult
+) -> dict[str, Any]:
+    origin = Origin(facts.run, item.kernel.where, facts.final_error)
+    try:
+        with events_for(item.case) as events:
+            bundle, stats = reduce_case(item.case, original_files(item.crash_yaml), out, settings, events, origin)
+    except (InputError, NotFailingError) as exc:
+        return {"status": "not reduced", "why": str(exc)}
+    result.bundles.append(bundle)
+    return {"status": "reduced", "bundle": str(bundle), "compiles": stats["compiles"]}

@@ -1,0 +1,107 @@
+"""The two ways a user's failing run reaches the reducer: `capture` runs their command under the sandbox's
+limits and reads what it printed and wrote; `from_log` reads a log they already have. Both hand the failing
+kernels to pipeline.process."""
+
+from __future__ import annotations
+
+import shlex
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from reducer.capture.found import compile_env, gather
+from reducer.capture.pipeline import CaptureResult, EventsFor, RunFacts, no_events, process
+from reducer.compile.sandbox import Outcome
+from reducer.compile.user_run import run_command
+from reducer.core.errors import InputError
+from reducer.inputs.failure_log import LogFindings, read_log
+from reducer.inputs.kernel_meta import meta_dirs, written_kernels
+from reducer.session import Settings
+
+RUN_LOG = "run.log"
+MTIME_SLACK = 2.0  # seconds: file systems with coarse timestamps
+
+
+class NothingFailed(Exception):
+    """The run (or the log) shows no failing AKG compile; the message says what it shows instead."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """How long and how much memory the user's command may take."""
+
+    timeout: float
+    memory_mb: float
+
+
+def _how_it_ended(outcome: Outcome, limits: Limits) -> tuple[str, dict[str, object]]:
+    if outcome.timed_out:
+        return f"killed at --timeout {limits.timeout:g} s", {"killed": "timeout"}
+    if outcome.out_of_memory:
+        return f"killed above {limits.memory_mb:g} MB", {"killed": "memory"}
+    if outcome.signal is not None:
+        return f"killed by signal {outcome.signal}", {"signal": outcome.signal}
+    return f"exit status {outcome.returncode}", {"exit_status": outcome.returncode}
+
+
+def capture(
+    command: list[str],
+    cwd: Path,
+    env: dict[str, str],
+    out: Path,
+    limits: Limits,
+    settings: Settings,
+    reduce: bool = True,
+    events_for: EventsFor = no_events,
+) -> CaptureResult:
+    """Run `command` in `cwd`, keep its output in OUT/run.log, and process every AKG compile that failed.
+    NothingFailed when none did; the findings of a run killed at its limits are kept."""
+    out.mkdir(parents=True, exist_ok=True)
+    log_path = out / RUN_LOG
+    started = time.time() - MTIME_SLACK
+    outcome = run_command(command, cwd, env, limits.timeout, limits.memory_mb, log_path)
+    ended, status = _how_it_ended(outcome, limits)
+    text = log_path.read_text(encoding="utf-8", errors="replace")
+    findings = read_log(text)
+    written = written_kernels(meta_dirs(cwd, env), started)
+    kernels = gather(findings, written, RUN_LOG, cwd)
+    shown = shlex.join(command)
+    if not kernels and not findings.cut:
+        last = f"; its last error line: {findings.final_error}" if findings.final_error else ""
+        raise NothingFailed(f"nothing failed in AKG: `{shown}` ended with {ended}{last}")
+    facts = RunFacts(
+        f"`{shown}` in {cwd} ({ended})",
+        {"command": command, "cwd": str(cwd), **status, "seconds": round(outcome.seconds, 1), "log": str(log_path)},
+        findings.final_error,
+    )
+    return process(kernels, findings, text, compile_env(env), facts, out, settings, reduce, events_for)
+
+
+def _read_log(path: Path) -> str:
+    try:
+        return path.read_bytes().decode("utf-8", errors="replace")
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise InputError(f"{path}: is a directory, expected a log file") from None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read ({exc.strerror})") from None
+
+
+def findings_of_log(path: Path) -> tuple[str, LogFindings]:
+    """The text of a saved log and the AKG failures it reports; NothingFailed when it reports none."""
+    text = _read_log(path)
+    findings = read_log(text)
+    if not findings.kernels and not findings.cut:
+        raise NothingFailed(f"{path}: no failing AKG compile in this log (no 'Compile error, args: {{...}}' message)")
+    return text, findings
+
+
+def from_log(
+    path: Path, out: Path, settings: Settings, reduce: bool = True, events_for: EventsFor = no_events
+) -> CaptureResult:
+    """Process every AKG compile a saved log reports as failed (the log gives no environment: none is kept)."""
+    text, findings = findings_of_log(path)
+    kernels = gather(findings, [], path.name, None)
+    facts = RunFacts(f"the log {path.name}", {"log": str(path)}, findings.final_error)
+    return process(kernels, findings, text, {}, facts, out, settings, reduce, events_for)

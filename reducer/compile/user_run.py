@@ -1,0 +1,110 @@
+"""The user's own command (their MindSpore script), run where they ran it, under the sandbox's limits: a wall
+clock, a memory cap on the whole process tree, core dumps off, and the tree killed at the end, on timeout or
+on Ctrl-C. Its output goes to a log file and, as it comes, to the terminal."""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import resource
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from reducer.compile.sandbox import OWNER_ENV, PR_SET_PDEATHSIG, Outcome, hold, read_capped
+from reducer.core.errors import InputError
+
+Echo = Callable[[bytes], None]
+
+
+def _to_stderr(chunk: bytes) -> None:
+    sys.stderr.buffer.write(chunk)
+    sys.stderr.buffer.flush()
+
+
+def _child_setup(parent: int) -> None:
+    # Unlike a compile, the user's program may write files of any size: only die with us, no core dumps.
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent:
+        os._exit(1)
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+class _Teed:
+    """The running command; a thread copies its merged stdout and stderr to the log and to `echo`."""
+
+    def __init__(self, command: list[str], cwd: Path, env: dict[str, str], log: Path, echo: Echo | None) -> None:
+        parent = os.getpid()
+        try:
+            self._proc = subprocess.Popen(
+                command,
+                cwd=cwd,
+                env={**env, OWNER_ENV: str(parent)},
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                preexec_fn=lambda: _child_setup(parent),
+            )
+        except FileNotFoundError:
+            raise InputError(f"command not found: {command[0]}") from None
+        except PermissionError:
+            raise InputError(f"command not executable: {command[0]}") from None
+        self.pid = self._proc.pid
+        self._copier = threading.Thread(target=self._copy, args=(log, echo), daemon=True)
+        self._copier.start()
+
+    def _copy(self, log: Path, echo: Echo | None) -> None:
+        assert self._proc.stdout is not None
+        with log.open("wb") as sink, self._proc.stdout as source:
+            while chunk := source.read1(1 << 16):
+                sink.write(chunk)
+                sink.flush()
+                if echo:
+                    with contextlib.suppress(OSError):
+                        echo(chunk)
+
+    def wait(self, seconds: float | None) -> int | None:
+        try:
+            return self._proc.wait(seconds)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def finish(self) -> None:
+        """Wait for the last output once the tree is gone (it held the pipe open until then)."""
+        self._copier.join()
+
+
+def run_command(
+    command: list[str],
+    cwd: Path,
+    env: dict[str, str],
+    timeout: float,
+    memory_mb: float,
+    log: Path,
+    echo: Echo | None = _to_stderr,
+) -> Outcome:
+    """Run `command` in `cwd` with `env`, its output to `log` (and `echo`), held to `timeout` seconds and
+    `memory_mb` for its whole tree; the tree is killed at the end. InputError if it cannot be started.
+    A Ctrl-C (KeyboardInterrupt) kills the tree and propagates; the log so far stays."""
+    if not command:
+        raise InputError("no command given: reduce capture -- python your_script.py")
+    start = time.monotonic()
+    running = _Teed(command, cwd, env, log, echo)
+    try:
+        code, stopped = hold(running, None, start, timeout, memory_mb, None)
+    finally:
+        running.finish()
+    return Outcome(
+        returncode=None if code < 0 else code,
+        signal=-code if code < 0 and not stopped else None,
+        timed_out=stopped.timed_out,
+        out_of_memory=stopped.out_of_memory,
+        seconds=time.monotonic() - start,
+        output=read_capped(log),
+    )

@@ -1,0 +1,146 @@
+"""`reduce capture -- CMD` and `reduce from-log LOG` as a user meets them: the shipped example scripts run by
+the real MindSpore, the real logs in tests/data/logs, and the bad inputs (no such command, a script that
+passes, a hang, a log of another program, a log whose kernel JSON was cut)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, needs_akg
+
+LOGS = ROOT / "tests" / "data" / "logs"
+EXAMPLES = ROOT / "examples"
+FUSION_OP = "Fused_MatMul_split_18201626413234529928"
+CUSTOM_OP = "Fused_Custom_11918899741854471392"
+
+
+def reduce_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "reducer", *args], cwd=cwd, capture_output=True, text=True, timeout=280
+    )
+
+
+def snapshot(folder: Path) -> dict[str, tuple[bytes, float]]:
+    return {str(p): (p.read_bytes(), p.stat().st_mtime) for p in folder.rglob("*") if p.is_file()}
+
+
+def one_error_line(run: subprocess.CompletedProcess[str]) -> str:
+    """Our last word on stderr: one error line, and no traceback of ours (a captured command's own output,
+    tracebacks included, is passed through before it)."""
+    lines = [line for line in run.stderr.splitlines() if line.startswith("error: ")]
+    assert len(lines) == 1 and run.stderr.rstrip().endswith(lines[0]), run.stderr
+    assert f"{os.sep}reducer{os.sep}" not in run.stderr, run.stderr
+    return lines[0]
+
+
+@pytest.mark.akg
+@needs_akg
+def test_capture_of_a_custom_op_script_finds_the_kernel_and_replays_it(tmp_path: Path) -> None:
+    run = reduce_cli(
+        "capture", "-o", "out", "--no-reduce", "--", sys.executable, str(EXAMPLES / "voxel_conv3d.py"), cwd=tmp_path
+    )
+    assert run.returncode == 0, run.stderr
+    report = json.loads((tmp_path / "out" / "capture.json").read_text())
+    assert report["exit_status"] == 1 and report["final_error"] == "RuntimeError: Response is empty."
+    [kernel] = report["kernels"]
+    assert kernel["status"] == "captured" and "gemm_m.size() <= FormatM.size()" in kernel["signature"]
+    assert kernel["found_in"].startswith("akg_kernel_meta/Fused_Custom_")
+    assert "Response is empty." in (tmp_path / "out" / "run.log").read_text()
+    run_files = snapshot(tmp_path / "akg_kernel_meta")
+    check = reduce_cli("check", kernel["crash_yaml"], cwd=tmp_path)
+    assert check.returncode == 0 and "gemm_m.size() <= FormatM.size()" in check.stdout, check.stderr
+    assert snapshot(tmp_path / "akg_kernel_meta") == run_files
+
+
+@pytest.mark.akg
+@needs_akg
+def test_capture_of_a_fusion_script_reduces_to_a_bundle_that_replays(tmp_path: Path) -> None:
+    script = EXAMPLES / "pointnet_head_fusion.py"
+    run = reduce_cli("capture", "-o", "out", "--no-diagnosis", "--", sys.executable, str(script), cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    report = json.loads((tmp_path / "out" / "capture.json").read_text())
+    [kernel] = report["kernels"]
+    assert kernel["name"] == FUSION_OP and kernel["status"] == "reduced"
+    # The run wrote other kernels it never built; alone they compile, so they are no bug of their own.
+    assert report["not_failing"] and not report["not_reproduced"]
+    bundle = Path(kernel["bundle"]) if os.path.isabs(kernel["bundle"]) else tmp_path / kernel["bundle"]
+    issue = (bundle / "ISSUE.md").read_text()
+    assert "comes from a MindSpore run" in issue and "RuntimeError: Response is empty." in issue
+    assert json.loads((bundle / "reduction.json").read_text())["origin"]["final_error"].startswith("RuntimeError")
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    (fresh / "repro.py").write_text((bundle / "repro.py").read_text())
+    repro = subprocess.run([sys.executable, "repro.py"], cwd=fresh, capture_output=True, text=True, timeout=200)
+    assert repro.returncode == 1 and 'attrs.count("dst_type")' in repro.stdout + repro.stderr
+
+
+@pytest.mark.akg
+@needs_akg
+def test_from_log_reads_a_pasted_log_in_the_old_wording_with_crlf_and_colours(tmp_path: Path) -> None:
+    text = (LOGS / "pointnet_head_fusion.log").read_text().replace("Compile error, args:", "Compile error, json str:")
+    pasted = "\r\n".join(f"\x1b[31m{line}\x1b[0m" if "ERROR" in line else line for line in text.splitlines())
+    log = tmp_path / "forum.log"
+    log.write_bytes(pasted.encode())
+    before = snapshot(tmp_path)
+    run = reduce_cli("from-log", str(log), "-o", "out", "--no-reduce", cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert f'{FUSION_OP}: error: Check failed: attrs.count("dst_type")' in run.stdout
+    report = json.loads((tmp_path / "out" / "capture.json").read_text())
+    first = next(i for i, line in enumerate(text.splitlines(), 1) if 'Compile error, json str: {"' in line)
+    assert report["log"] == str(log)
+    assert report["kernels"][0]["found_in"] == f"the kernel JSON at line {first} of forum.log"
+    assert {k: v for k, v in snapshot(tmp_path).items() if "/out/" not in k} == before
+
+
+def test_from_log_bad_logs_get_one_line(tmp_path: Path) -> None:
+    cut = tmp_path / "cut.log"
+    cut.write_text("\n".join(line[:1500] for line in (LOGS / "voxel_conv3d_custom.log").read_text().splitlines()))
+    other = tmp_path / "other.log"
+    other.write_text("epoch 1 loss 0.3\nTraceback (most recent call last):\nKeyError: 'points'\n")
+    run = reduce_cli("from-log", str(cut), "-o", "out", "--no-reduce", cwd=tmp_path)
+    assert run.returncode == 2 and CUSTOM_OP in one_error_line(run) and "cut off" in run.stderr
+    run = reduce_cli("from-log", str(other), "-o", "out", cwd=tmp_path)
+    assert run.returncode == 3 and "no failing AKG compile" in one_error_line(run)
+    run = reduce_cli("from-log", str(tmp_path / "missing.log"), cwd=tmp_path)
+    assert run.returncode == 2 and "no such file" in one_error_line(run)
+
+
+def test_capture_commands_that_do_not_fail_in_akg(tmp_path: Path) -> None:
+    run = reduce_cli("capture", "-o", "out", "--", "no-such-command-akg", cwd=tmp_path)
+    assert run.returncode == 2 and "command not found: no-such-command-akg" in one_error_line(run)
+    run = reduce_cli("capture", "-o", "out", "--", sys.executable, "-c", "print('trained')", cwd=tmp_path)
+    assert run.returncode == 3 and "nothing failed in AKG" in one_error_line(run) and "exit status 0" in run.stderr
+    assert "trained" in run.stderr  # the command's own output is passed through
+    failing = [sys.executable, "-c", "raise KeyError('points')"]
+    run = reduce_cli("capture", "-o", "out", "--", *failing, cwd=tmp_path)
+    assert run.returncode == 3 and "exit status 1" in run.stderr and "KeyError: 'points'" in one_error_line(run)
+
+
+@pytest.mark.akg
+@needs_akg
+def test_a_hanging_command_is_killed_and_its_findings_kept(tmp_path: Path) -> None:
+    # A run that printed AKG's failure and then hung (as a MindSpore job waiting on its dead compile server).
+    script = tmp_path / "hangs.py"
+    script.write_text(
+        textwrap.dedent(
+            f"""
+            import sys, time
+            sys.stdout.write(open({str(LOGS / "pointnet_head_fusion.log")!r}).read())
+            sys.stdout.flush()
+            time.sleep(600)
+            """
+        )
+    )
+    run = reduce_cli(
+        "capture", "-o", "out", "--timeout", "5", "--no-reduce", "--", sys.executable, str(script), cwd=tmp_path
+    )
+    assert run.returncode == 0, run.stderr
+    report = json.loads((tmp_path / "out" / "capture.json").read_text())
+    assert report["killed"] == "timeout"
+    assert [k["name"] for k in report["kernels"]] == [FUSION_OP]
