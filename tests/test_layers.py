@@ -10,7 +10,19 @@ import reducer
 
 ROOT = Path(reducer.__file__).parent
 # Bottom to top; a module may import its own layer and the ones before it.
-LAYERS = ["core", "kernels", "inputs", "compile", "search", "diagnosis", "bundle", "session", "capture", "nightly", "cli"]
+LAYERS = [
+    "core",
+    "kernels",
+    "inputs",
+    "compile",
+    "search",
+    "diagnosis",
+    "bundle",
+    "session",
+    "capture",
+    "nightly",
+    "cli",
+]
 TOP = {"session": "session", "cli": "cli", "__main__": "cli", "__init__": "core"}
 
 
