@@ -1,5 +1,6 @@
-"""Find the cases under a corpus folder (every crash.yaml and every bare `.info`), give each a stable id
-from its path, and hash its content so an unchanged case is recognised on the next night."""
+"""Find the cases under a corpus folder (every crash.yaml, every bare `.info`, and every failing kernel of a
+MindSpore `.log`, written out as a crash.yaml), give each a stable id from its path, and hash its content
+so an unchanged case is recognised on the next night."""
 
 from __future__ import annotations
 
@@ -9,9 +10,12 @@ import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from reducer.capture.found import gather, write_case
+from reducer.capture.sources import NothingFailed, findings_of_log
 from reducer.core.errors import InputError
 from reducer.inputs.load import load_input, original_files
 
+LOG_CASES = "log-cases"  # under the night's OUT: the crash.yaml of every kernel a corpus .log holds
 SKIP_DIRS = {".git", "__pycache__", ".akg-reduce-state", "akg_kernel_meta"}
 
 
@@ -32,15 +36,14 @@ def _slug(relative: Path) -> str:
 
 
 def _is_case(path: Path) -> bool:
-    return path.is_file() and (path.name == "crash.yaml" or path.suffix == ".info")
+    return path.is_file() and (path.name == "crash.yaml" or path.suffix in {".info", ".log"})
 
 
 def _hash(blob: object) -> str:
     return hashlib.sha256(json.dumps(blob, sort_keys=True, default=str).encode()).hexdigest()
 
 
-def load_corpus_case(root: Path, path: Path) -> CorpusCase:
-    slug = _slug(path.relative_to(root))
+def load_corpus_case(slug: str, path: Path) -> CorpusCase:
     try:
         case = load_input(path)
     except InputError as exc:
@@ -59,14 +62,39 @@ def load_corpus_case(root: Path, path: Path) -> CorpusCase:
     return CorpusCase(slug, path, _hash(blob), (case.python, case.compiler))
 
 
-def discover(root: Path) -> list[CorpusCase]:
-    """Every case under `root`, sorted by path; ids are unique."""
-    paths = sorted(p for p in root.rglob("*") if _is_case(p) and not SKIP_DIRS.intersection(p.relative_to(root).parts))
+def log_cases(slug: str, path: Path, extract_to: Path) -> list[CorpusCase]:
+    """The cases of a MindSpore log: each failing kernel it holds, as a crash.yaml under `extract_to`; a
+    kernel cut off in the log, or a log without any, is a broken case."""
+    try:
+        text, findings = findings_of_log(path)
+    except (InputError, NothingFailed) as exc:
+        return [CorpusCase(slug, path, hashlib.sha256(path.read_bytes()).hexdigest(), (None, None), str(exc))]
+    cases = []
+    for kernel in gather(findings, [], path.name, None):
+        header = f"From the corpus log {path}: {kernel.where}."
+        crash = write_case(kernel, {}, extract_to / slug / kernel.name, header)
+        cases.append(load_corpus_case(f"{slug}__{kernel.name}", crash))
+    for cut in findings.cut:
+        cases.append(CorpusCase(f"{slug}__{cut.name}", path, _hash([text, cut.name]), (None, None), cut.reason))
+    return cases
+
+
+def discover(root: Path, out: Path) -> list[CorpusCase]:
+    """Every case under `root` but those in the night's own `out`, sorted by path (the kernels of a `.log`
+    written to OUT/log-cases/); ids are unique."""
+    own = out.resolve()
+    paths = sorted(
+        p
+        for p in root.rglob("*")
+        if _is_case(p) and not SKIP_DIRS.intersection(p.relative_to(root).parts) and not p.resolve().is_relative_to(own)
+    )
     found: list[CorpusCase] = []
     seen: dict[str, int] = {}
     for path in paths:
-        case = load_corpus_case(root, path)
-        count = seen.get(case.slug, 0)
-        seen[case.slug] = count + 1
-        found.append(replace(case, slug=f"{case.slug}_{count}") if count else case)
+        slug = _slug(path.relative_to(root))
+        in_file = log_cases(slug, path, out / LOG_CASES) if path.suffix == ".log" else [load_corpus_case(slug, path)]
+        for case in in_file:
+            count = seen.get(case.slug, 0)
+            seen[case.slug] = count + 1
+            found.append(replace(case, slug=f"{case.slug}_{count}") if count else case)
     return found

@@ -185,7 +185,7 @@ def run_night(
     if not root.is_dir():
         raise InputError(f"{root}: not a directory of cases")
     with locked(out):
-        cases = discover(root)
+        cases = discover(root, out)
         state = CorpusState(out / STATE_FILE)
         executor = make_executor(options.executor, options.scheduler, options.jobs)
         done = itertools.count(1)

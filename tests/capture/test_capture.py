@@ -16,6 +16,7 @@ from conftest import ROOT, needs_akg
 
 LOGS = ROOT / "tests" / "data" / "logs"
 EXAMPLES = ROOT / "examples"
+FUSION_LOG = ROOT / "corpus" / "pointnet_head_fusion_dst_type" / "run.log"
 FUSION_OP = "Fused_MatMul_split_18201626413234529928"
 CUSTOM_OP = "Fused_Custom_11918899741854471392"
 
@@ -83,7 +84,7 @@ def test_capture_of_a_fusion_script_reduces_to_a_bundle_that_replays(tmp_path: P
 @pytest.mark.akg
 @needs_akg
 def test_from_log_reads_a_pasted_log_in_the_old_wording_with_crlf_and_colours(tmp_path: Path) -> None:
-    text = (LOGS / "pointnet_head_fusion.log").read_text().replace("Compile error, args:", "Compile error, json str:")
+    text = FUSION_LOG.read_text().replace("Compile error, args:", "Compile error, json str:")
     pasted = "\r\n".join(f"\x1b[31m{line}\x1b[0m" if "ERROR" in line else line for line in text.splitlines())
     log = tmp_path / "forum.log"
     log.write_bytes(pasted.encode())
@@ -131,7 +132,7 @@ def test_a_hanging_command_is_killed_and_its_findings_kept(tmp_path: Path) -> No
         textwrap.dedent(
             f"""
             import sys, time
-            sys.stdout.write(open({str(LOGS / "pointnet_head_fusion.log")!r}).read())
+            sys.stdout.write(open({str(FUSION_LOG)!r}).read())
             sys.stdout.flush()
             time.sleep(600)
             """

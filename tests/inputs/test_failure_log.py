@@ -7,6 +7,7 @@ import json
 import textwrap
 from pathlib import Path
 
+from conftest import CORPUS
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -14,7 +15,7 @@ from reducer.inputs.failure_log import read_log
 
 LOGS = Path(__file__).resolve().parent.parent / "data" / "logs"
 CUSTOM = (LOGS / "voxel_conv3d_custom.log").read_text()
-FUSION = (LOGS / "pointnet_head_fusion.log").read_text()
+FUSION = (CORPUS / "pointnet_head_fusion_dst_type" / "run.log").read_text()
 CUSTOM_OP = "Fused_Custom_11918899741854471392"
 FUSION_OP = "Fused_MatMul_split_18201626413234529928"
 

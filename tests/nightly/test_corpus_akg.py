@@ -92,3 +92,25 @@ def test_dask_local_cluster_night_equals_the_local_one(corpus_dir: Path, tmp_pat
     assert summary(dask) == summary(local)
     sizes = [[b["representative"]["reduced_size"] for b in r["bugs"]] for r in (local, dask)]
     assert sizes[0] == sizes[1]
+
+
+def test_a_corpus_log_becomes_the_kernels_it_holds(tmp_path: Path) -> None:
+    corpus = tmp_path / "corpus"
+    shutil.copytree(CORPUS / "pointnet_head_fusion_dst_type", corpus / "pointnet_head_fusion_dst_type")
+    log = (CORPUS / "pointnet_head_fusion_dst_type" / "run.log").read_text()
+    (corpus / "cut.log").write_text("\n".join(line[:1000] for line in log.splitlines()))
+    (corpus / "training.log").write_text("epoch 1 loss 0.3\n")
+    before = {p: p.read_bytes() for p in corpus.rglob("*") if p.is_file()}
+    report = night(corpus, tmp_path / "out", "--no-diagnosis")
+    bugs, statuses = summary(report)
+    whole = "pointnet_head_fusion_dst_type__run__Fused_MatMul_split_18201626413234529928"
+    assert bugs == [("new", (whole,), "composite_topi.cc:730")]
+    assert statuses == {
+        whole: "new",
+        "cut__Fused_MatMul_split_18201626413234529928": "broken input",
+        "training": "broken input",
+    }
+    errors = {c["slug"]: c["error"] for c in report["cases"]}
+    assert "cut off" in errors["cut__Fused_MatMul_split_18201626413234529928"]
+    assert "no failing AKG compile" in errors["training"]
+    assert {p: p.read_bytes() for p in corpus.rglob("*") if p.is_file()} == before  # read, never written
