@@ -18,7 +18,7 @@ import typer
 from rich.console import Console
 from rich.progress import Progress, TextColumn
 
-from reducer.capture.pipeline import CaptureResult
+from reducer.capture.pipeline import CaptureOptions, CaptureResult
 from reducer.capture.sources import Limits, NothingFailed, capture, from_log
 from reducer.compile.cache import default_cache_path
 from reducer.core.case import Case
@@ -101,9 +101,10 @@ def _progress_of(case: Case) -> Iterator[Events]:
         yield Events(progress.on_pass, progress.on_improve, progress.stage, progress.on_oracle)
 
 
-def _settings(jobs: int, no_cache: bool, no_diagnosis: bool, cold: bool = False) -> Settings:
+def _capture_options(jobs: int, no_cache: bool, no_diagnosis: bool, no_reduce: bool) -> CaptureOptions:
     cache = None if no_cache else default_cache_path()
-    return Settings(jobs, 1, cold, cache, not no_diagnosis)
+    settings = Settings(jobs, cache=cache, diagnose=not no_diagnosis)
+    return CaptureOptions(settings, not no_reduce, _progress_of, lambda line: err.print(f"capture: {line}"))
 
 
 def _report(result: CaptureResult, output: Path) -> None:
@@ -114,7 +115,7 @@ def _report(result: CaptureResult, output: Path) -> None:
         out.print(f"{k['name']}: {k['signature']}  ->  {then}")
     for k in report["not_reproduced"]:
         out.print(f"{k['name']}: not reproduced alone: {k['why']}")
-    out.print(f"capture: {output / 'capture.json'}")
+    out.print(f"report: {output / 'capture.json'}")
     if report["cut_off"]:
         cut = "; ".join(f"{c['name']}: {c['why']}" for c in report["cut_off"])
         raise _fail(EXIT_BAD_INPUT, f"cannot read a failing kernel: {cut} (the log's lines were cut; attach the .info)")
@@ -198,10 +199,9 @@ def capture_command(
     """Run COMMAND (your MindSpore script) here, collect every AKG compile that failed in it, and reduce each
     distinct failure into OUT/<kernel>/; OUT/capture.json lists what was found."""
     signal.signal(signal.SIGTERM, _interrupt)
-    limits = Limits(timeout, memory)
-    settings = _settings(jobs, no_cache, no_diagnosis)
+    options = _capture_options(jobs, no_cache, no_diagnosis, no_reduce)
     try:
-        result = capture(command, Path.cwd(), dict(os.environ), output, limits, settings, not no_reduce, _progress_of)
+        result = capture(command, Path.cwd(), dict(os.environ), output, Limits(timeout, memory), options)
     except InputError as exc:
         raise _fail(EXIT_BAD_INPUT, str(exc)) from None
     except NothingFailed as exc:
@@ -222,9 +222,9 @@ def from_log_command(
 ) -> None:
     """Read every failing AKG compile out of LOG and reduce each distinct failure into OUT/<kernel>/."""
     signal.signal(signal.SIGTERM, _interrupt)
-    settings = _settings(jobs, no_cache, no_diagnosis)
+    options = _capture_options(jobs, no_cache, no_diagnosis, no_reduce)
     try:
-        result = from_log(log, output, settings, not no_reduce, _progress_of)
+        result = from_log(log, output, options)
     except InputError as exc:
         raise _fail(EXIT_BAD_INPUT, str(exc)) from None
     except NothingFailed as exc:

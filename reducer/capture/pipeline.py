@@ -52,6 +52,17 @@ def no_events(case: Case) -> Iterator[Events]:
     yield Events()
 
 
+@dataclass(frozen=True)
+class CaptureOptions:
+    """How to treat the kernels found: the reductions' settings, whether to reduce at all, the live
+    progress of each reduction and a line for each step of the capture."""
+
+    settings: Settings
+    reduce: bool = True
+    events_for: EventsFor = no_events
+    say: Callable[[str], None] = lambda line: None
+
+
 def _seen_in_run(sig: Signature, findings: LogFindings, log: str) -> bool:
     """Whether the run's output shows this failure (a crash, or the message AKG printed)."""
     if sig.kind == "signal":
@@ -116,16 +127,15 @@ def process(
     env: dict[str, str],
     facts: RunFacts,
     out: Path,
-    settings: Settings,
-    reduce: bool = True,
-    events_for: EventsFor = no_events,
+    options: CaptureOptions,
 ) -> CaptureResult:
-    """Check every kernel alone, merge those of one bug, reduce one per bug (unless not `reduce`) into
-    OUT/<name>/, and write OUT/capture.json."""
+    """Check every kernel alone, merge those of one bug, reduce one per bug (unless not `options.reduce`)
+    into OUT/<name>/, and write OUT/capture.json."""
     log = clean(log)
     checked: list[_Checked] = []
     unchecked: dict[str, list[dict[str, Any]]] = {NOT_REPRODUCED: [], NOT_FAILING: []}
     for kernel in kernels:
+        options.say(f"checking {kernel.name} alone ({kernel.where})")
         outcome = _check(kernel, env, out, facts, findings, log)
         if isinstance(outcome, _Checked):
             checked.append(outcome)
@@ -155,22 +165,24 @@ def process(
         }
         if first is not item:
             entry |= {"status": "duplicate", "duplicate_of": first.kernel.name}
-        elif not reduce:
+        elif not options.reduce:
             entry |= {"status": "captured"}
         else:
-            entry |= _reduce(item, facts, out, settings, events_for, result)
+            options.say(f"reducing {item.kernel.name}: {item.signature.one_line()}")
+            entry |= _reduce(item, facts, out, options, result)
         result.report["kernels"].append(entry)
     write_atomic(out / REPORT, json.dumps(result.report, indent=2))
     return result
 
 
 def _reduce(
-    item: _Checked, facts: RunFacts, out: Path, settings: Settings, events_for: EventsFor, result: CaptureResult
+    item: _Checked, facts: RunFacts, out: Path, options: CaptureOptions, result: CaptureResult
 ) -> dict[str, Any]:
     origin = Origin(facts.run, item.kernel.where, facts.final_error)
+    files = original_files(item.crash_yaml)
     try:
-        with events_for(item.case) as events:
-            bundle, stats = reduce_case(item.case, original_files(item.crash_yaml), out, settings, events, origin)
+        with options.events_for(item.case) as events:
+            bundle, stats = reduce_case(item.case, files, out, options.settings, events, origin)
     except (InputError, NotFailingError) as exc:
         return {"status": "not reduced", "why": str(exc)}
     result.bundles.append(bundle)

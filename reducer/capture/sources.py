@@ -9,14 +9,13 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from reducer.capture.found import compile_env, gather
-from reducer.capture.pipeline import CaptureResult, EventsFor, RunFacts, no_events, process
+from reducer.capture.found import FoundKernel, compile_env, gather
+from reducer.capture.pipeline import CaptureOptions, CaptureResult, RunFacts, process
 from reducer.compile.sandbox import Outcome
 from reducer.compile.user_run import run_command
 from reducer.core.errors import InputError
 from reducer.inputs.failure_log import LogFindings, read_log
 from reducer.inputs.kernel_meta import meta_dirs, written_kernels
-from reducer.session import Settings
 
 RUN_LOG = "run.log"
 MTIME_SLACK = 2.0  # seconds: file systems with coarse timestamps
@@ -50,22 +49,22 @@ def capture(
     env: dict[str, str],
     out: Path,
     limits: Limits,
-    settings: Settings,
-    reduce: bool = True,
-    events_for: EventsFor = no_events,
+    options: CaptureOptions,
 ) -> CaptureResult:
     """Run `command` in `cwd`, keep its output in OUT/run.log, and process every AKG compile that failed.
     NothingFailed when none did; the findings of a run killed at its limits are kept."""
     out.mkdir(parents=True, exist_ok=True)
     log_path = out / RUN_LOG
     started = time.time() - MTIME_SLACK
+    shown = shlex.join(command)
+    options.say(f"running `{shown}` in {cwd} (output also in {log_path})")
     outcome = run_command(command, cwd, env, limits.timeout, limits.memory_mb, log_path)
     ended, status = _how_it_ended(outcome, limits)
     text = log_path.read_text(encoding="utf-8", errors="replace")
     findings = read_log(text)
     written = written_kernels(meta_dirs(cwd, env), started)
     kernels = gather(findings, written, RUN_LOG, cwd)
-    shown = shlex.join(command)
+    options.say(f"the command ended with {ended} after {outcome.seconds:.1f} s; {_found(kernels, findings)}")
     if not kernels and not findings.cut:
         last = f"; its last error line: {findings.final_error}" if findings.final_error else ""
         raise NothingFailed(f"nothing failed in AKG: `{shown}` ended with {ended}{last}")
@@ -74,7 +73,18 @@ def capture(
         {"command": command, "cwd": str(cwd), **status, "seconds": round(outcome.seconds, 1), "log": str(log_path)},
         findings.final_error,
     )
-    return process(kernels, findings, text, compile_env(env), facts, out, settings, reduce, events_for)
+    return process(kernels, findings, text, compile_env(env), facts, out, options)
+
+
+def _found(kernels: list[FoundKernel], findings: LogFindings) -> str:
+    reported = sum(k.in_log for k in kernels)
+    unbuilt = len(kernels) - reported
+    parts = [f"{reported} failing kernel(s) in its output"]
+    if unbuilt:
+        parts.append(f"{unbuilt} written and never built")
+    if findings.cut:
+        parts.append(f"{len(findings.cut)} cut off")
+    return ", ".join(parts)
 
 
 def _read_log(path: Path) -> str:
@@ -97,11 +107,10 @@ def findings_of_log(path: Path) -> tuple[str, LogFindings]:
     return text, findings
 
 
-def from_log(
-    path: Path, out: Path, settings: Settings, reduce: bool = True, events_for: EventsFor = no_events
-) -> CaptureResult:
+def from_log(path: Path, out: Path, options: CaptureOptions) -> CaptureResult:
     """Process every AKG compile a saved log reports as failed (the log gives no environment: none is kept)."""
     text, findings = findings_of_log(path)
     kernels = gather(findings, [], path.name, None)
+    options.say(f"{path}: {_found(kernels, findings)}")
     facts = RunFacts(f"the log {path.name}", {"log": str(path)}, findings.final_error)
-    return process(kernels, findings, text, {}, facts, out, settings, reduce, events_for)
+    return process(kernels, findings, text, {}, facts, out, options)

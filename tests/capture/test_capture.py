@@ -6,13 +6,15 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
+import psutil
 import pytest
-from conftest import ROOT, needs_akg
+from conftest import ROOT, needs_akg, wait_until
 
 LOGS = ROOT / "tests" / "data" / "logs"
 EXAMPLES = ROOT / "examples"
@@ -145,3 +147,37 @@ def test_a_hanging_command_is_killed_and_its_findings_kept(tmp_path: Path) -> No
     report = json.loads((tmp_path / "out" / "capture.json").read_text())
     assert report["killed"] == "timeout"
     assert [k["name"] for k in report["kernels"]] == [FUSION_OP]
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_ctrl_c_kills_the_command_with_its_tree(tmp_path: Path, sig: signal.Signals) -> None:
+    # The command starts a child of its own (as MindSpore starts its compile server), then waits forever.
+    script = tmp_path / "trains.py"
+    script.write_text(
+        textwrap.dedent(
+            """
+            import subprocess, sys, time
+            child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+            print("child", child.pid, flush=True)
+            time.sleep(600)
+            """
+        )
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "reducer", "capture", "-o", "out", "--", sys.executable, str(script)],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    log = tmp_path / "out" / "run.log"
+    wait_until(lambda: proc.poll() is None and log.exists() and "child" in log.read_text(), 60, "the command ran")
+    child = int(log.read_text().split()[1])
+    proc.send_signal(sig)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and "interrupted" in stderr, stderr
+    wait_until(
+        lambda: not psutil.pid_exists(child) or psutil.Process(child).status() == psutil.STATUS_ZOMBIE,
+        10,
+        "the command's child killed",
+    )
