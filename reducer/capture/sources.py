@@ -35,12 +35,12 @@ class Limits:
 
 def _how_it_ended(outcome: Outcome, limits: Limits) -> tuple[str, dict[str, object]]:
     if outcome.timed_out:
-        return f"killed at --timeout {limits.timeout:g} s", {"killed": "timeout"}
+        return f"was killed at --timeout {limits.timeout:g} s", {"killed": "timeout"}
     if outcome.out_of_memory:
-        return f"killed above {limits.memory_mb:g} MB", {"killed": "memory"}
+        return f"was killed above --memory {limits.memory_mb:g} MB", {"killed": "memory"}
     if outcome.signal is not None:
-        return f"killed by signal {outcome.signal}", {"signal": outcome.signal}
-    return f"exit status {outcome.returncode}", {"exit_status": outcome.returncode}
+        return f"was killed by signal {outcome.signal}", {"signal": outcome.signal}
+    return f"ended with exit status {outcome.returncode}", {"exit_status": outcome.returncode}
 
 
 def capture(
@@ -64,10 +64,10 @@ def capture(
     findings = read_log(text)
     written = written_kernels(meta_dirs(cwd, env), started)
     kernels = gather(findings, written, RUN_LOG, cwd)
-    options.say(f"the command ended with {ended} after {outcome.seconds:.1f} s; {_found(kernels, findings)}")
+    options.say(f"the command {ended} after {outcome.seconds:.1f} s; {_found(kernels, findings)}")
     if not kernels and not findings.cut:
         last = f"; its last error line: {findings.final_error}" if findings.final_error else ""
-        raise NothingFailed(f"nothing failed in AKG: `{shown}` ended with {ended}{last}")
+        raise NothingFailed(f"nothing failed in AKG: `{shown}` {ended}{last}")
     facts = RunFacts(
         f"`{shown}` in {cwd} ({ended})",
         {"command": command, "cwd": str(cwd), **status, "seconds": round(outcome.seconds, 1), "log": str(log_path)},

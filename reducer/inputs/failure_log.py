@@ -24,7 +24,7 @@ ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 NAME = re.compile(r'"op"\s*:\s*"([^"]+)"')
 FINAL_ERROR = re.compile(r"^\s*((?:[A-Za-z_][\w.]*\.)?\w*(?:Error|Exception|Interrupt|Exit)\b(?::.*)?)$")
 AKG_ERROR = re.compile(r"\[ERROR\] AKG:.*?\] (.*)$")
-SEGFAULT = re.compile(r"Segmentation fault|SIGSEGV|core dumped|Aborted|SIGABRT|Fatal Python error")
+CRASH = re.compile(r"Segmentation fault|SIGSEGV|core dumped|Aborted|SIGABRT|Fatal Python error|terminate called after")
 
 
 @dataclass(frozen=True)
@@ -132,7 +132,7 @@ def read_log(text: str) -> LogFindings:
     for line in text.splitlines():
         if error := AKG_ERROR.search(line):
             found.akg_errors.append(error.group(1).strip())
-        if SEGFAULT.search(line):
+        if CRASH.search(line):
             found.crashed.append(line.strip())
         if final := FINAL_ERROR.match(line):
             found.final_error = final.group(1).strip()

@@ -86,3 +86,13 @@ def test_a_kernel_cut_once_but_whole_elsewhere_is_not_cut() -> None:
 def test_a_log_without_an_akg_failure() -> None:
     found = read_log("epoch 1 loss 0.31\nTraceback (most recent call last):\nKeyError: 'points'\n")
     assert not found.kernels and not found.cut and found.final_error == "KeyError: 'points'"
+
+
+PIECES = ["Compile error, args: ", "Compile error, json str: ", "! build attrs: ", "{", "}", '"op": "K"', "\n", "\r"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(st.sampled_from(PIECES), st.text(max_size=20)), max_size=30))
+def test_any_text_is_read_without_an_exception(parts: list[str]) -> None:
+    found = read_log("".join(parts))
+    assert all(k.info.get("op_desc") is not None for k in found.kernels)
