@@ -45,7 +45,7 @@ def voxelize(points: np.ndarray, grid: int) -> np.ndarray:
     """Occupancy of a grid x grid x grid voxel grid over points in [0, 1)^3, one channel per coordinate."""
     cells = np.clip((points * grid).astype(int), 0, grid - 1)
     features = np.zeros((1, 4, grid, grid, grid), np.float32)
-    for (i, j, k), p in zip(cells, points):
+    for (i, j, k), p in zip(cells, points, strict=True):
         features[0, :3, i, j, k] = p
         features[0, 3, i, j, k] = 1.0
     return features
