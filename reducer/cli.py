@@ -12,13 +12,13 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.progress import Progress, TextColumn
 
-from reducer.capture.pipeline import CaptureOptions, CaptureResult
+from reducer.capture.pipeline import CaptureOptions
 from reducer.capture.sources import Limits, NothingFailed, capture, from_log
 from reducer.compile.cache import default_cache_path
 from reducer.core.case import Case
@@ -107,9 +107,8 @@ def _capture_options(jobs: int, no_cache: bool, no_diagnosis: bool, no_reduce: b
     return CaptureOptions(settings, not no_reduce, _progress_of, lambda line: err.print(f"capture: {line}"))
 
 
-def _report(result: CaptureResult, output: Path) -> None:
+def _report(report: dict[str, Any], output: Path) -> None:
     """One line per failing kernel found, what became of it, and the exit code the findings call for."""
-    report = result.report
     for k in report["kernels"]:
         then = k.get("bundle") or (f"same bug as {k['duplicate_of']}" if "duplicate_of" in k else k["status"])
         out.print(f"{k['name']}: {k['signature']}  ->  {then}")
@@ -201,14 +200,14 @@ def capture_command(
     signal.signal(signal.SIGTERM, _interrupt)
     options = _capture_options(jobs, no_cache, no_diagnosis, no_reduce)
     try:
-        result = capture(command, Path.cwd(), dict(os.environ), output, Limits(timeout, memory), options)
+        report = capture(command, Path.cwd(), dict(os.environ), output, Limits(timeout, memory), options)
     except InputError as exc:
         raise _fail(EXIT_BAD_INPUT, str(exc)) from None
     except NothingFailed as exc:
         raise _fail(EXIT_NOT_FAILING, str(exc)) from None
     except KeyboardInterrupt:
         raise _fail(EXIT_INTERRUPTED, "interrupted; the command's process tree was killed") from None
-    _report(result, output)
+    _report(report, output)
 
 
 @app.command("from-log")
@@ -224,14 +223,14 @@ def from_log_command(
     signal.signal(signal.SIGTERM, _interrupt)
     options = _capture_options(jobs, no_cache, no_diagnosis, no_reduce)
     try:
-        result = from_log(log, output, options)
+        report = from_log(log, output, options)
     except InputError as exc:
         raise _fail(EXIT_BAD_INPUT, str(exc)) from None
     except NothingFailed as exc:
         raise _fail(EXIT_NOT_FAILING, str(exc)) from None
     except KeyboardInterrupt:
         raise _fail(EXIT_INTERRUPTED, "interrupted; rerun to resume") from None
-    _report(result, output)
+    _report(report, output)
 
 
 @app.command("corpus")

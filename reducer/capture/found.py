@@ -5,6 +5,7 @@ replayable crash.yaml beside an exact copy of its `.info`."""
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -46,6 +47,11 @@ class FoundKernel:
     in_log: bool  # the run's output reports it failed (else: written by the run, never built)
 
 
+def folder_name(name: str) -> str:
+    """A kernel name as a folder name: a log may carry any "op"."""
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).lstrip(".") or "kernel"
+
+
 def compile_attrs(attrs: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in attrs.items() if k not in STEERING_ATTRS}
 
@@ -76,10 +82,10 @@ def gather(findings: LogFindings, written: list[WrittenKernel], log_name: str, c
             text, where = disk.path.read_text(encoding="utf-8"), f"{_shown(disk.path, cwd)}, written by the run"
         else:
             text, where = json.dumps(k.info), f"the kernel JSON at line {k.line} of {log_name}"
-        found.append(FoundKernel(k.name, k.info, text, compile_attrs(k.attrs), where, in_log=True))
+        found.append(FoundKernel(folder_name(k.name), k.info, text, compile_attrs(k.attrs), where, in_log=True))
     for w in on_disk.values():
         if not w.compiled:
-            name = str(w.info.get("op") or w.path.stem)
+            name = folder_name(str(w.info.get("op") or w.path.stem))
             where = f"{_shown(w.path, cwd)}, written by the run and never built"
             found.append(
                 FoundKernel(name, w.info, w.path.read_text(encoding="utf-8"), findings.attrs(), where, in_log=False)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -34,14 +34,6 @@ class RunFacts:
     run: str  # "`python train.py` (exit status 1)", "the log run.log"
     details: dict[str, Any]  # command, cwd, exit status, ... or the log's path
     final_error: str
-
-
-@dataclass
-class CaptureResult:
-    """What `process` did: capture.json's content and the bundles written."""
-
-    report: dict[str, Any]
-    bundles: list[Path] = field(default_factory=list)
 
 
 EventsFor = Callable[[Case], contextlib.AbstractContextManager[Events]]
@@ -128,9 +120,10 @@ def process(
     facts: RunFacts,
     out: Path,
     options: CaptureOptions,
-) -> CaptureResult:
+) -> dict[str, Any]:
     """Check every kernel alone, merge those of one bug, reduce one per bug (unless not `options.reduce`)
-    into OUT/<name>/, and write OUT/capture.json."""
+    into OUT/<name>/; returns what OUT/capture.json says, written again after every kernel (so a capture
+    interrupted during a reduction still lists what it found)."""
     log = clean(log)
     checked: list[_Checked] = []
     unchecked: dict[str, list[dict[str, Any]]] = {NOT_REPRODUCED: [], NOT_FAILING: []}
@@ -141,16 +134,15 @@ def process(
             checked.append(outcome)
         else:
             unchecked[outcome[0]].append(outcome[1])
-    result = CaptureResult(
-        {
-            **facts.details,
-            "final_error": facts.final_error,
-            "akg_errors": findings.akg_errors[:10],
-            "kernels": [],
-            **unchecked,
-            "cut_off": [{"name": c.name, "why": c.reason} for c in findings.cut],
-        }
-    )
+    report: dict[str, Any] = {
+        **facts.details,
+        "final_error": facts.final_error,
+        "akg_errors": findings.akg_errors[:10],
+        "kernels": [],
+        **unchecked,
+        "cut_off": [{"name": c.name, "why": c.reason} for c in findings.cut],
+    }
+    write_atomic(out / REPORT, json.dumps(report, indent=2))
     first_of_bug: dict[str, _Checked] = {}
     for item in sorted(checked, key=lambda c: size_of(c.case)):
         first_of_bug.setdefault(item.signature.bug_key(), item)
@@ -169,15 +161,13 @@ def process(
             entry |= {"status": "captured"}
         else:
             options.say(f"reducing {item.kernel.name}: {item.signature.one_line()}")
-            entry |= _reduce(item, facts, out, options, result)
-        result.report["kernels"].append(entry)
-    write_atomic(out / REPORT, json.dumps(result.report, indent=2))
-    return result
+            entry |= _reduce(item, facts, out, options)
+        report["kernels"].append(entry)
+        write_atomic(out / REPORT, json.dumps(report, indent=2))
+    return report
 
 
-def _reduce(
-    item: _Checked, facts: RunFacts, out: Path, options: CaptureOptions, result: CaptureResult
-) -> dict[str, Any]:
+def _reduce(item: _Checked, facts: RunFacts, out: Path, options: CaptureOptions) -> dict[str, Any]:
     origin = Origin(facts.run, item.kernel.where, facts.final_error)
     files = original_files(item.crash_yaml)
     try:
@@ -185,5 +175,4 @@ def _reduce(
             bundle, stats = reduce_case(item.case, files, out, options.settings, events, origin)
     except (InputError, NotFailingError) as exc:
         return {"status": "not reduced", "why": str(exc)}
-    result.bundles.append(bundle)
     return {"status": "reduced", "bundle": str(bundle), "compiles": stats["compiles"]}

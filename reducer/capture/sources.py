@@ -8,9 +8,10 @@ import shlex
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from reducer.capture.found import FoundKernel, compile_env, gather
-from reducer.capture.pipeline import CaptureOptions, CaptureResult, RunFacts, process
+from reducer.capture.pipeline import CaptureOptions, RunFacts, process
 from reducer.compile.sandbox import Outcome
 from reducer.compile.user_run import run_command
 from reducer.core.errors import InputError
@@ -50,7 +51,7 @@ def capture(
     out: Path,
     limits: Limits,
     options: CaptureOptions,
-) -> CaptureResult:
+) -> dict[str, Any]:
     """Run `command` in `cwd`, keep its output in OUT/run.log, and process every AKG compile that failed.
     NothingFailed when none did; the findings of a run killed at its limits are kept."""
     out.mkdir(parents=True, exist_ok=True)
@@ -107,7 +108,7 @@ def findings_of_log(path: Path) -> tuple[str, LogFindings]:
     return text, findings
 
 
-def from_log(path: Path, out: Path, options: CaptureOptions) -> CaptureResult:
+def from_log(path: Path, out: Path, options: CaptureOptions) -> dict[str, Any]:
     """Process every AKG compile a saved log reports as failed (the log gives no environment: none is kept)."""
     text, findings = findings_of_log(path)
     kernels = gather(findings, [], path.name, None)

@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from reducer.capture.found import gather, write_case
+from reducer.capture.found import folder_name, gather, write_case
 from reducer.capture.sources import NothingFailed, findings_of_log
 from reducer.core.errors import InputError
 from reducer.inputs.load import load_input, original_files
@@ -75,7 +75,9 @@ def log_cases(slug: str, path: Path, extract_to: Path) -> list[CorpusCase]:
         crash = write_case(kernel, {}, extract_to / slug / kernel.name, header)
         cases.append(load_corpus_case(f"{slug}__{kernel.name}", crash))
     for cut in findings.cut:
-        cases.append(CorpusCase(f"{slug}__{cut.name}", path, _hash([text, cut.name]), (None, None), cut.reason))
+        cases.append(
+            CorpusCase(f"{slug}__{folder_name(cut.name)}", path, _hash([text, cut.name]), (None, None), cut.reason)
+        )
     return cases
 
 

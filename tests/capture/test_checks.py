@@ -95,3 +95,13 @@ def test_a_kernel_failing_alone_otherwise_than_the_run_showed_is_not_reduced(tmp
     assert run.returncode == 3, run.stderr
     [entry] = report["not_reproduced"]
     assert "which the run did not show" in entry["why"] and "Check failed: x < y" in entry["why"]
+
+
+def test_a_kernel_name_from_a_log_cannot_leave_the_output_folder(tmp_path: Path) -> None:
+    conv = copy.deepcopy(read_log(CUSTOM_LOG).kernels[0].info)
+    conv["op"] = "../../escaped"
+    run, report = from_log(tmp_path, message(conv))
+    assert run.returncode == 0, run.stderr
+    [kernel] = report["kernels"]
+    assert Path(kernel["crash_yaml"]).resolve().is_relative_to((tmp_path / "out").resolve())
+    assert not (tmp_path / "escaped").exists() and not (tmp_path.parent / "escaped").exists()
