@@ -63,7 +63,8 @@ def capture(
     ended, status = _how_it_ended(outcome, limits)
     text = log_path.read_text(encoding="utf-8", errors="replace")
     findings = read_log(text)
-    written = written_kernels(meta_dirs(cwd, env), started)
+    cache_paths = [str(k.attrs.get("compile_cache", "")) for k in findings.kernels]
+    written = written_kernels(meta_dirs(cwd, env, cache_paths), started)
     kernels = gather(findings, written, RUN_LOG, cwd)
     options.say(f"the command {ended} after {outcome.seconds:.1f} s; {_found(kernels, findings)}")
     if not kernels and not findings.cut:

@@ -1,6 +1,7 @@
 """The `.info` kernels a MindSpore run wrote: where MindSpore puts them (akg_kernel_meta/ and kernel_meta/ in
-the run's directory, or under MS_COMPILER_CACHE_PATH / KERNEL_META_DIR), which were written during the run,
-and which of them never got a compiled object next to them (what a compile that crashed leaves)."""
+the run's directory, or under its compile cache path, MS_COMPILER_CACHE_PATH or KERNEL_META_DIR), which
+were written during the run, and which of them never got a compiled object next to them (what a compile
+that crashed leaves)."""
 
 from __future__ import annotations
 
@@ -22,9 +23,10 @@ class WrittenKernel:
     compiled: bool  # a built object lies beside it
 
 
-def meta_dirs(cwd: Path, env: dict[str, str]) -> list[Path]:
-    """The folders a run in `cwd` with environment `env` writes its kernels to."""
-    bases = [cwd]
+def meta_dirs(cwd: Path, env: dict[str, str], cache_paths: list[str]) -> list[Path]:
+    """The folders a run in `cwd` with environment `env` writes its kernels to; `cache_paths` are the
+    `compile_cache` build attrs its compile errors printed (MindSpore's compile_cache_path)."""
+    bases = [cwd, *((cwd / p).resolve() for p in cache_paths if p)]
     for name in ("MS_COMPILER_CACHE_PATH", "KERNEL_META_DIR"):
         if env.get(name):
             bases.append((cwd / env[name]).resolve())
