@@ -206,7 +206,7 @@ def capture_command(
     except NothingFailed as exc:
         raise _fail(EXIT_NOT_FAILING, str(exc)) from None
     except KeyboardInterrupt:
-        raise _fail(EXIT_INTERRUPTED, "interrupted; the command's process tree was killed") from None
+        raise _fail(EXIT_INTERRUPTED, f"interrupted; processes stopped, what was found so far is in {output}") from None
     _report(report, output)
 
 
@@ -229,7 +229,7 @@ def from_log_command(
     except NothingFailed as exc:
         raise _fail(EXIT_NOT_FAILING, str(exc)) from None
     except KeyboardInterrupt:
-        raise _fail(EXIT_INTERRUPTED, "interrupted; rerun to resume") from None
+        raise _fail(EXIT_INTERRUPTED, f"interrupted; what was found so far is in {output}, rerun to resume") from None
     _report(report, output)
 
 
