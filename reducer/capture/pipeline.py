@@ -56,10 +56,11 @@ class CaptureOptions:
 
 
 def _seen_in_run(sig: Signature, findings: LogFindings, log: str) -> bool:
-    """Whether the run's output shows this failure (a crash, or the message AKG printed)."""
+    """Whether the run's output agrees with this failure: it shows the message AKG printed, or a crash for
+    a signal, or it shows no AKG error at all to compare with (a log with the compile error line alone)."""
     if sig.kind == "signal":
         return bool(findings.crashed) or not findings.akg_errors
-    if sig.kind == "timeout":
+    if sig.kind == "timeout" or not findings.akg_errors:
         return True
     texts = [t.strip()[:COMPARED] for t in (sig.raw, sig.message) if t.strip()]
     return any(t in log for t in texts)
