@@ -20,7 +20,7 @@ from pathlib import Path
 
 from corpus_cases import CORPUS, crash_cases
 
-from reducer.compile.akg import compile_case, compile_env, find_toolchain
+from reducer.compile.akg import akg_build, compile_case, compile_env, find_toolchain
 from reducer.compile.warm import WorkerPool
 from reducer.core.case import Case
 from reducer.inputs.crash_yaml import load_case
@@ -79,7 +79,7 @@ def main() -> None:
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
-            env=compile_env(toolchain, {}),
+            env=compile_env(akg_build(next(iter(cases.values()))), {}),
         )
         assert helper.stdin and helper.stdout
 

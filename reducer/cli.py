@@ -34,6 +34,7 @@ from reducer.session import Events, Settings, original_signature, reduce_case
 EXIT_BAD_INPUT = 2
 EXIT_NOT_FAILING = 3
 EXIT_INTERRUPTED = 130
+BUILD_HELP = "the AKG build to compile with, a folder of lib/plugin/ (default: chosen by the target: cpu, gpu*)"
 ATTRS_HELP = "build attrs as JSON (replaces the file's), e.g. from MindSpore's 'Compile error ... build attrs:'"
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
@@ -90,6 +91,13 @@ def _amount(size: Size, case: Case) -> str:
     return kind_of(case).amount(size)
 
 
+def _about(path: Path, exc: InputError) -> str:
+    """An input error naming the file: a field checked after loading (the target's AKG build, the python
+    interpreter) is the field of `path`."""
+    text = str(exc)
+    return f"{path}: {text}" if text.startswith("field '") else text
+
+
 def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
@@ -143,18 +151,19 @@ def run(
         float, typer.Option("--diagnosis-budget", min=1, help="seconds for workarounds and the shape boundary")
     ] = DEFAULT_BUDGET,
     attrs: Annotated[str | None, typer.Option("--attrs", help=ATTRS_HELP)] = None,
+    akg_build: Annotated[str | None, typer.Option("--akg-build", help=BUILD_HELP)] = None,
 ) -> None:
     """Reduce CRASH to the smallest case that fails the same way and write OUT/<name>/ + .tar.gz."""
     signal.signal(signal.SIGTERM, _interrupt)
     try:
-        case = load_input(crash, timeout, attrs)
+        case = load_input(crash, timeout, attrs, akg_build)
         files = original_files(crash)
         with _progress_of(case) as events:
             cache = None if no_cache else default_cache_path()
             settings = Settings(jobs, repeat, cold, cache, not no_diagnosis, diagnosis_budget)
             bundle, stats = reduce_case(case, files, output, settings, events)
     except InputError as exc:
-        raise _fail(EXIT_BAD_INPUT, str(exc)) from None
+        raise _fail(EXIT_BAD_INPUT, _about(crash, exc)) from None
     except NotFailingError as exc:
         raise _fail(EXIT_NOT_FAILING, str(exc)) from None
     except KeyboardInterrupt:
@@ -169,13 +178,14 @@ def run(
 def check(
     crash: Annotated[Path, typer.Argument(help="crash.yaml (or .info) to compile once")],
     attrs: Annotated[str | None, typer.Option("--attrs", help=ATTRS_HELP)] = None,
+    akg_build: Annotated[str | None, typer.Option("--akg-build", help=BUILD_HELP)] = None,
 ) -> None:
     """Compile CRASH once and print its failure signature (exit 3 if it does not fail as expected)."""
     try:
-        case = load_input(crash, attrs=attrs)
+        case = load_input(crash, attrs=attrs, akg_build=akg_build)
         sig = original_signature(case, runs=1).signature
     except InputError as exc:
-        raise _fail(EXIT_BAD_INPUT, str(exc)) from None
+        raise _fail(EXIT_BAD_INPUT, _about(crash, exc)) from None
     except NotFailingError as exc:
         raise _fail(EXIT_NOT_FAILING, str(exc)) from None
     out.print(sig.one_line())

@@ -15,13 +15,14 @@ from pathlib import Path
 from typing import Any
 
 from reducer.bundle.write import BundleInput, Origin, refuse_foreign, write_bundle
-from reducer.compile.akg import compile_case, find_toolchain, freeze_attrs
+from reducer.compile.akg import akg_build, compile_case, find_toolchain, freeze_attrs
+from reducer.compile.builds import cuda_facts
 from reducer.compile.cache import CompileCache
 from reducer.compile.sandbox import Outcome, allow_compiles, cancel_all, sweep_orphans, temp_dir
-from reducer.compile.signature import Signature, matches, signature_of
+from reducer.compile.signature import CODEGEN, Signature, matches, signature_of
 from reducer.compile.warm import WorkerPool
 from reducer.core.case import Case, Expectation, TensorSpec
-from reducer.core.errors import CompilesFine, FailsDifferently, Flaky, InvalidKernel, NotFailingError
+from reducer.core.errors import CompilesFine, FailsDifferently, Flaky, InvalidKernel, NeedsCodegen, NotFailingError
 from reducer.core.files import write_atomic
 from reducer.diagnosis.diagnose import DEFAULT_BUDGET, Diagnosis, diagnose
 from reducer.kernels.kinds import GRAPH, kind_of, outputs_of, size_of
@@ -92,7 +93,8 @@ def original_signature(
     counters: Counters | None = None,
 ) -> Reproduction:
     """Run the original `runs` times; it must fail, as `expect` says when given, and every time unless
-    `repeat` > 1 accepts a flaky failure."""
+    `repeat` > 1 accepts a flaky failure. InputError when MindSpore has no AKG build for its target."""
+    akg_build(case)
     try:
         outputs_of(case)
     except InvalidKernel as exc:
@@ -100,7 +102,14 @@ def original_signature(
     with Oracle(case.expect or Expectation("error"), jobs, compiler, counters=counters) as probe:
         results = probe.run_many(case, runs)
     signatures = [sig for sig, _ in results]
-    failing = [s for s in signatures if s.kind != "none"]
+    if signatures and all(s.kind == CODEGEN for s in signatures):
+        facts = cuda_facts()
+        has = f"GPU {'yes' if facts['gpu'] else 'no'}, nvcc {facts['nvcc'] or 'none'}"
+        raise NeedsCodegen(
+            "the original passes AKG's GPU pipeline and reaches CUDA code generation, which needs nvcc and a "
+            f"GPU (this machine: {has}); a failure there cannot be reproduced on this machine"
+        )
+    failing = [s for s in signatures if s.kind not in ("none", CODEGEN)]
     if not failing:
         if case.mismatch is not None:
             raise CompilesFine("the original case computes the same result as its reference; nothing to reduce")
@@ -274,6 +283,7 @@ def _reduce(
                     diagnosis=diagnosis,
                     edits=search.log,
                     origin=origin,
+                    build=akg_build(case),
                 ),
                 out_dir,
             )

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from reducer.compile.akg import MISMATCH_SCRIPT, Toolchain, host_facts, mismatch_spec, side_files
+from reducer.compile.builds import AkgBuild, cuda_facts
 from reducer.compile.signature import Signature, message_regex
 from reducer.core.case import Case, Expectation
 from reducer.core.errors import InputError
@@ -97,6 +98,22 @@ class BundleInput:
     diagnosis: Diagnosis | None = None
     edits: list[dict[str, str]] = field(default_factory=list)  # the search's accepted edits, in order
     origin: Origin | None = None  # set when the kernel was captured from a user's run
+    build: AkgBuild | None = None  # the AKG build that compiled it (None: a compiler outside MindSpore)
+
+
+HARDWARE = {"cpu": "CPU", "cuda": "GPU", "aicore": "Ascend"}
+
+
+def _build_facts(build: AkgBuild | None) -> dict[str, Any]:
+    """The AKG build and what this machine has for CUDA, as ISSUE.md and env.json name them."""
+    cuda = cuda_facts()
+    return {
+        "akg_build_name": build.name if build else "",
+        "libakg": f"lib/plugin/{build.name}/libakg.so, {build.size} bytes, sha256 {build.sha256[:16]}" if build else "",
+        "gpu": "yes" if cuda["gpu"] else "no",
+        "nvcc": cuda["nvcc"] or "none",
+        "cuda": cuda["cuda"] or "none",
+    }
 
 
 def _key_log(log: str, signature: Signature) -> str:
@@ -134,7 +151,7 @@ def _compile_repro(b: BundleInput, reduced: Case, info: dict[str, Any], mindspor
         message_regex=message_regex(b.signature.message),
         where=b.signature.location.split(":")[0] if b.signature.location else "",
         timeout=int(max(reduced.time_limit, 60)),
-        target=reduced.target,
+        akg_build=b.build.name if b.build else "cpu",
     )
 
 
@@ -145,7 +162,7 @@ def _issue(
     return _render(
         "issue.md.j2",
         name=reduced.name,
-        hardware=reduced.target.upper() if reduced.target == "cpu" else reduced.target,
+        hardware=HARDWARE.get(reduced.target, reduced.target),
         env=env_facts,
         target=reduced.target,
         kernel_kind=kind.describe(reduced),
@@ -184,6 +201,8 @@ def _reduction(b: BundleInput, stage: FailingStage) -> dict[str, Any]:
         "diagnosis": b.diagnosis.to_dict() if b.diagnosis else None,
         "edits": b.edits,
         "origin": b.origin.to_dict() if b.origin else None,
+        "target": b.reduced.target,
+        "akg_build": b.build.to_dict() if b.build else None,
     }
 
 
@@ -191,9 +210,10 @@ def _files(b: BundleInput, redact: Redactor) -> dict[str, str]:
     reduced = b.reduced.with_(env=redact.env(b.reduced.env))
     kind = kind_of(reduced)
     info = kind.info(reduced, b.outputs)
-    env_facts = host_facts(b.toolchain)
+    env_facts = {**host_facts(b.toolchain), **_build_facts(b.build)}
     stage = failing_stage(b.log, b.signature, b.ir_dir)
     env_json = {**env_facts, "compile_env": reduced.env, "attrs": reduced.attrs, "target": reduced.target}
+    env_json["akg_build"] = b.build.to_dict() if b.build else None
     files = {
         "ISSUE.md": _issue(b, reduced, info, stage, env_facts, redact),
         "repro.py": _mismatch_repro(reduced)

@@ -77,6 +77,10 @@ class _Checked:
     case: Case
     signature: Signature
 
+    @property
+    def bug(self) -> str:
+        return Signature.bug_of({**self.signature.to_dict(), "target": self.case.target})
+
 
 def _header(kernel: FoundKernel, facts: RunFacts) -> str:
     return f"Captured by akg-reduce from {facts.run}.\nThe kernel: {kernel.where}."
@@ -146,15 +150,15 @@ def process(
     write_atomic(out / REPORT, json.dumps(report, indent=2))
     first_of_bug: dict[str, _Checked] = {}
     for item in sorted(checked, key=lambda c: size_of(c.case)):
-        first_of_bug.setdefault(item.signature.bug_key(), item)
+        first_of_bug.setdefault(item.bug, item)
     for item in checked:
-        first = first_of_bug[item.signature.bug_key()]
+        first = first_of_bug[item.bug]
         entry: dict[str, Any] = {
             "name": item.kernel.name,
             "found_in": item.kernel.where,
             "crash_yaml": str(item.crash_yaml),
             "signature": item.signature.one_line(),
-            "bug": item.signature.bug_key(),
+            "bug": item.bug,
         }
         if first is not item:
             entry |= {"status": "duplicate", "duplicate_of": first.kernel.name}

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from reducer.compile.builds import PLUGINS, AkgBuild, choose_build, shipped
 from reducer.compile.cache import compile_key
 from reducer.compile.sandbox import Outcome, run_sandboxed, supervise
 from reducer.compile.warm import WorkerDied, WorkerPool, WorkerUnavailable
@@ -26,7 +27,6 @@ from reducer.core.errors import InputError
 from reducer.kernels.kinds import GRAPH, info_text, kind_of
 
 COMPILER_SCRIPT = "_extends/parallel_compile/akg_compiler/compiler.py"
-PLUGIN_DIR = "lib/plugin/cpu"
 MISMATCH_SCRIPT = str(Path(__file__).with_name("mismatch_run.py"))
 EFFECTIVE_ATTRS_SCRIPT = str(Path(__file__).with_name("effective_attrs.py"))
 TILING_ENV = "MS_GRAPH_KERNEL_TILING"
@@ -82,12 +82,22 @@ def find_toolchain(python: str | None, compiler: str | None) -> Toolchain:
     return Toolchain(interpreter, site, facts["version"], facts["python"], script)
 
 
-def compile_env(toolchain: Toolchain, case_env: dict[str, str], dump_ir: bool = False) -> dict[str, str]:
+def akg_build(case: Case) -> AkgBuild | None:
+    """The AKG build that compiles `case` (by its target, or its `akg_build`); None for a compiler of its
+    own outside MindSpore. InputError when MindSpore has no build for the target."""
+    toolchain = find_toolchain(case.python, case.compiler)
+    if toolchain.mindspore_dir is None:
+        return None
+    return choose_build(toolchain.mindspore_dir, toolchain.mindspore_version, case.target, case.akg_build)
+
+
+def compile_env(build: AkgBuild | None, case_env: dict[str, str], dump_ir: bool = False) -> dict[str, str]:
+    """The environment of a compile by `build`: ours without MindSpore's, AKG's and TVM's variables, the
+    build's library path, then the case's own variables."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MS_", "AKG_", "TVM_"))}
-    if toolchain.mindspore_dir:
-        plugin = str(Path(toolchain.mindspore_dir) / PLUGIN_DIR)
-        env["TVM_LIBRARY_PATH"] = plugin
-        env["LD_LIBRARY_PATH"] = os.pathsep.join(filter(None, [plugin, os.environ.get("LD_LIBRARY_PATH")]))
+    if build is not None:
+        env["TVM_LIBRARY_PATH"] = build.plugin_dir
+        env["LD_LIBRARY_PATH"] = os.pathsep.join(filter(None, [build.plugin_dir, os.environ.get("LD_LIBRARY_PATH")]))
     env.update(case_env)
     if dump_ir:
         env["MS_DEV_DUMP_IR"] = "on"
@@ -137,7 +147,7 @@ def compile_case(
     `pool` when given (a worker that dies mid-compile is replaced and the compile rerun), else cold.
     Setting `cancel` stops it (CompileCancelled)."""
     toolchain = find_toolchain(case.python, case.compiler)
-    env = compile_env(toolchain, case_env(case), dump_ir)
+    env = compile_env(akg_build(case), case_env(case), dump_ir)
     if case.mismatch is not None:  # compiled and run inside MindSpore: always a fresh process
         files = {"spec.json": json.dumps(mismatch_spec(case))}
         return run_sandboxed([toolchain.python, MISMATCH_SCRIPT, "spec.json"], files, env, case.time_limit,
@@ -169,7 +179,8 @@ def freeze_attrs(case: Case) -> Case:
         return case
     toolchain = find_toolchain(case.python, case.compiler)
     command = [toolchain.python, EFFECTIVE_ATTRS_SCRIPT, toolchain.compiler_script, "k.info", json.dumps(case.attrs)]
-    outcome = run_sandboxed(command, kernel_files(case, ()), compile_env(toolchain, case_env(case)), 300, case.memory)
+    env = compile_env(akg_build(case), case_env(case))
+    outcome = run_sandboxed(command, kernel_files(case, ()), env, 300, case.memory)
     try:
         segments = json.loads(outcome.output.strip().splitlines()[-1])["segments"]
     except (ValueError, IndexError, KeyError, TypeError):
@@ -191,15 +202,16 @@ def mismatch_spec(case: Case) -> dict[str, Any]:
         "against": case.mismatch.against_attrs,
         "tolerance": case.mismatch.tolerance,
         "seed": 0,
+        "device": "GPU" if case.target == "cuda" else "CPU",
     }
 
 
 def compiler_identity(toolchain: Toolchain) -> dict[str, str]:
     """What makes two compilers the same for the persistent cache: the Python version and environment
     (MindSpore's package dir, not the interpreter's path: `.venv/bin/python` and `python3` of one venv are
-    one compiler), MindSpore's version, and the exact compile entry script and AKG library (content hash,
-    size and mtime; not where the script is: a corpus moved elsewhere keeps its compiler). Read on every
-    call, so a compiler replaced under a running reducer is noticed."""
+    one compiler), MindSpore's version, and the exact compile entry script and AKG libraries (content hash;
+    size and mtime of every build shipped; not where the script is: a corpus moved elsewhere keeps its
+    compiler). Read on every call, so a compiler replaced under a running reducer is noticed."""
     identity = {
         "mindspore_dir": toolchain.mindspore_dir or "",
         "python_version": toolchain.python_version,
@@ -207,18 +219,19 @@ def compiler_identity(toolchain: Toolchain) -> dict[str, str]:
         "script_sha256": hashlib.sha256(Path(toolchain.compiler_script).read_bytes()).hexdigest(),
     }
     if toolchain.mindspore_dir:
-        library = Path(toolchain.mindspore_dir) / PLUGIN_DIR / "libakg.so"
-        with contextlib.suppress(OSError):
-            stat = library.stat()
-            identity["libakg"] = f"{stat.st_size}:{stat.st_mtime_ns}"
+        for name in shipped(toolchain.mindspore_dir):
+            with contextlib.suppress(OSError):
+                stat = (Path(toolchain.mindspore_dir) / PLUGINS / name / "libakg.so").stat()
+                identity[f"libakg:{name}"] = f"{stat.st_size}:{stat.st_mtime_ns}"
     return identity
 
 
 def cache_key(case: Case, outputs: tuple[TensorSpec, ...]) -> str:
     """The persistent-cache key of compiling `case`: exactly what the compiler is given, and who compiles."""
     toolchain = find_toolchain(case.python, case.compiler)
+    build = akg_build(case)
     compiler_input = {"info": info_text(case, outputs), "attrs": case.attrs, "env": case.env}
-    return compile_key(compiler_identity(toolchain), compiler_input)
+    return compile_key({**compiler_identity(toolchain), "akg_build": build.name if build else ""}, compiler_input)
 
 
 def host_facts(toolchain: Toolchain) -> dict[str, str]:

@@ -1,6 +1,7 @@
-"""Run a Hybrid DSL kernel compiled by AKG on CPU through MindSpore (`ops.Custom(..., func_type="hybrid")`)
-and compare its outputs with a reference: the same kernel run as plain Python on the same inputs, or
-compiled by AKG with another attrs set. Prints the maximum error per output and one verdict line.
+"""Run a Hybrid DSL kernel compiled by AKG on CPU (with spec "device": "GPU", on the GPU) through MindSpore
+(`ops.Custom(..., func_type="hybrid")`) and compare its outputs with a reference: the same kernel run as
+plain Python on the same inputs, or compiled by AKG with another attrs set. Prints the maximum error per
+output and one verdict line.
 
 Needs only MindSpore (and numpy). Run by akg-reduce as `python mismatch_run.py spec.json`; a bundle's
 repro.py is this file with the spec embedded. Exit codes: 1 wrong result, 0 within tolerance, 2 the
@@ -53,7 +54,7 @@ def run(spec, folder):
     from mindspore import Tensor, ops
     from mindspore.ops import kernel
 
-    ms.set_context(mode=ms.PYNATIVE_MODE, device_target="CPU")
+    ms.set_context(mode=ms.PYNATIVE_MODE, device_target=spec.get("device", "CPU"))
     function = load_function(spec["source"], spec["function"], folder)
     arrays = make_inputs(spec["inputs"], spec.get("seed", 0))
 

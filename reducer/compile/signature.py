@@ -14,6 +14,9 @@ from reducer.core.case import Expectation
 MISMATCH_VERDICT = "AKG-REDUCE-CHECK"  # the verdict line of reducer/compile/mismatch_run.py
 
 # [ERROR] AKG:2026-12-02-15:22:22.025.224 [tiling_utils.cc:193] [tiling] Check failed: ...
+# AKG's GPU pipeline ran to its end and handed the kernel to nvcc, which this machine cannot run.
+_CUDA_CODEGEN = ("arch(sm_xy) is not passed", "cannot find nvcc", "No such file or directory: 'nvcc'")
+CODEGEN = "codegen"  # the Signature kind of it: not a failure of AKG, not a pass either
 _AKG_ERROR = re.compile(r"^\[ERROR\] AKG:\S+ \[(?P<loc>[\w./-]+:\d+)\] \[(?P<comp>[^\]]*)\] (?P<msg>.*)$")
 _BT = re.compile(r"\[bt\] \(\d+\) [^(]*\((?P<sym>[^+)]*)")
 _PY_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)')
@@ -69,6 +72,14 @@ class Signature:
         """A short stable id of the bug this signature stands for (what `==` compares)."""
         blob = "\0".join([self.kind, self.message, self.location, *self.frames, self.component])
         return hashlib.sha256(blob.encode()).hexdigest()[:12]
+
+    @staticmethod
+    def bug_of(data: dict[str, Any]) -> str:
+        """The bug id of a stored signature (to_dict, with the `target` the night adds): bug_key, with the
+        target appended when it is not cpu, since a failure of AKG's GPU pipeline is not the CPU one."""
+        target = data.get("target", "cpu")
+        key = Signature.from_dict(data).bug_key()
+        return key if target == "cpu" else f"{key}@{target}"
 
     def one_line(self) -> str:
         at = f" at {self.location}" if self.location else ""
@@ -143,6 +154,8 @@ def signature_of(outcome: Outcome, timeout: float) -> Signature:
     py = _python_error(lines)
     if py:
         raw, loc, comp = py
+        if any(marker in raw for marker in _CUDA_CODEGEN):
+            return Signature(CODEGEN, "reaches CUDA code generation, which needs nvcc and a GPU", loc, (), comp, raw)
         return Signature("error", mask(raw), loc, frames, comp, raw)
     last = next((ln.strip() for ln in reversed(lines) if ln.strip()), "")
     if outcome.returncode == 0:

@@ -77,6 +77,7 @@ class Case:
     expect: Expectation | None = None
     mismatch: Mismatch | None = None  # a wrong-result case: what "compiling" it means is running it
     graph: str | None = None  # a fused graph (the .info JSON); then source and function are empty
+    akg_build: str | None = None  # the AKG build (lib/plugin/<name>) that compiles it; None: chosen by target
 
     @property
     def time_limit(self) -> float:
@@ -96,6 +97,7 @@ class Case:
             "attrs": self.attrs,
             "env": self.env,
             "target": self.target,
+            **({"akg_build": self.akg_build} if self.akg_build else {}),
             **({"mismatch": self.mismatch.to_dict()} if self.mismatch else {}),
         }
 

@@ -14,6 +14,11 @@ class CompilesFine(NotFailingError):
     """The original compiles without error."""
 
 
+class NeedsCodegen(NotFailingError):
+    """The original passes AKG's GPU pipeline; its failure, if any, is in CUDA code generation, which this
+    machine cannot run (no nvcc or GPU)."""
+
+
 class FailsDifferently(NotFailingError):
     """The original fails, but not the way `expect` says."""
 

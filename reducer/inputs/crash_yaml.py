@@ -70,6 +70,7 @@ class _CrashModel(BaseModel):
     attrs: dict[str, Any] = Field(default_factory=dict)
     env: dict[str, str | int | float | bool] = Field(default_factory=dict)
     target: Literal["cpu", "cuda", "aicore"] = "cpu"
+    akg_build: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_.-]+$")
     python: str | None = None
     compiler: str | None = None
     timeout: float | None = Field(default=None, gt=0, le=24 * 3600)
@@ -154,6 +155,7 @@ def load_case(path: Path) -> Case:
         env={k: _env_text(v) for k, v in model.env.items()},
         python=model.python,
         compiler=compiler,
+        akg_build=model.akg_build,
         timeout=model.timeout,
         memory=model.memory,
         expect=expect,
@@ -223,6 +225,7 @@ def case_to_yaml(case: Case, kernel_file: str, expect: Expectation | None) -> st
         "attrs": case.attrs,
         "env": case.env,
         "target": case.target,
+        **({"akg_build": case.akg_build} if case.akg_build else {}),
         "memory": case.memory,
     }
     if case.timeout is not None:

@@ -40,12 +40,16 @@ def parse_attrs(text: str) -> dict[str, Any]:
     return json_object(text, "option '--attrs'", "the build attrs")
 
 
-def load_input(path: Path, timeout: float | None = None, attrs: str | None = None) -> Case:
+def load_input(
+    path: Path, timeout: float | None = None, attrs: str | None = None, akg_build: str | None = None
+) -> Case:
     """A valid case from crash.yaml or a `.info` (its kernel a valid fused graph or Hybrid DSL), with the
-    build attrs of `--attrs` when given, else an InputError."""
+    build attrs of `--attrs` and the AKG build of `--akg-build` when given, else an InputError."""
     case = case_from_info(path, _read(path)) if path.suffix == ".info" else load_case(path)
     if attrs is not None:
         case = case.with_(attrs=parse_attrs(attrs))
+    if akg_build is not None:
+        case = case.with_(akg_build=akg_build)
     try:
         outputs_of(case)
     except InvalidKernel as exc:

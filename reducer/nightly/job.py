@@ -18,9 +18,9 @@ from typing import Any
 
 from reducer.compile.akg import compile_case, compiler_identity, find_toolchain
 from reducer.compile.sandbox import dying_with_this_process, temp_dir
-from reducer.compile.signature import Signature, matches, signature_of
+from reducer.compile.signature import CODEGEN, Signature, matches, signature_of
 from reducer.core.case import Case
-from reducer.core.errors import CompilesFine, FailsDifferently, Flaky, InputError
+from reducer.core.errors import CompilesFine, FailsDifferently, Flaky, InputError, NeedsCodegen
 from reducer.inputs.load import load_input, original_files
 from reducer.kernels.kinds import outputs_of, size_of
 from reducer.search.oracle import Counters
@@ -60,10 +60,10 @@ def run_case(spec: dict[str, Any]) -> dict[str, Any]:
     if spec["action"] == RECHECK:
         sig = signature_of(compile_case(case, outputs_of(case)), case.time_limit)
         result["compiles"] = 1
-        if sig.kind == "none":
+        if sig.kind in ("none", CODEGEN):
             return {**result, "status": FIXED if was_failing else PASSES, "signature": spec.get("previous")}
         if previous and was_failing and not matches(sig, previous.expectation()):
-            return {**result, "status": CHANGED, "signature": sig.to_dict()}
+            return {**result, "status": CHANGED, "signature": {**sig.to_dict(), "target": case.target}}
     if previous and was_failing:
         case = case.with_(expect=previous.expectation())
     cache = Path(spec["cache"]) if spec.get("cache") else None
@@ -72,7 +72,7 @@ def run_case(spec: dict[str, Any]) -> dict[str, Any]:
     spent: list[Counters] = []  # the reduction's compile counters, also when it stops early
     try:
         result.update(_reduce(case, path, Path(spec["out"]), settings, spent), status=status)
-    except CompilesFine as exc:
+    except (CompilesFine, NeedsCodegen) as exc:
         result.update(status=FIXED if was_failing else PASSES, error=str(exc), signature=spec.get("previous"))
     except FailsDifferently as exc:
         result.update(status=CHANGED, error=str(exc))
@@ -81,6 +81,8 @@ def run_case(spec: dict[str, Any]) -> dict[str, Any]:
     except InputError as exc:
         result.update(status=BROKEN, error=str(exc))
     result["compiles"] += sum(c.compiles for c in spent)
+    if result.get("signature"):  # a bug is per target: the same failure on cpu and cuda is two bugs
+        result["signature"] = {**result["signature"], "target": case.target}
     return result
 
 

@@ -114,5 +114,8 @@ print(json.dumps(generate_trait(json.loads(sys.argv[1]))))
 
 def compile_env_for_test() -> dict[str, str]:
     from reducer.compile.akg import compile_env, find_toolchain
+    from reducer.compile.builds import choose_build
 
-    return compile_env(find_toolchain(None, None), {})
+    toolchain = find_toolchain(None, None)
+    assert toolchain.mindspore_dir is not None
+    return compile_env(choose_build(toolchain.mindspore_dir, toolchain.mindspore_version, "cpu", None), {})
