@@ -20,6 +20,7 @@ from rich.progress import Progress, TextColumn
 
 from reducer.capture.pipeline import CaptureOptions
 from reducer.capture.sources import Limits, NothingFailed, capture, from_log
+from reducer.compile.akg import akg_build as build_for
 from reducer.compile.cache import default_cache_path
 from reducer.core.case import Case
 from reducer.core.errors import InputError, NotFailingError
@@ -157,6 +158,7 @@ def run(
     signal.signal(signal.SIGTERM, _interrupt)
     try:
         case = load_input(crash, timeout, attrs, akg_build)
+        build_for(case)  # a target without its AKG build is bad input, before anything runs
         files = original_files(crash)
         with _progress_of(case) as events:
             cache = None if no_cache else default_cache_path()

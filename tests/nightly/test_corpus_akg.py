@@ -114,3 +114,19 @@ def test_a_corpus_log_becomes_the_kernels_it_holds(tmp_path: Path) -> None:
     assert "cut off" in errors["cut__Fused_MatMul_split_18201626413234529928"]
     assert "no failing AKG compile" in errors["training"]
     assert {p: p.read_bytes() for p in corpus.rglob("*") if p.is_file()} == before  # read, never written
+
+
+def test_the_same_failure_on_cpu_and_cuda_is_two_bugs(tmp_path: Path) -> None:
+    corpus = tmp_path / "corpus"
+    shutil.copytree(CORPUS / "conv3d_gemm_tiling", corpus / "conv3d_cpu")
+    shutil.copytree(CORPUS / "conv3d_gemm_tiling", corpus / "conv3d_cuda")
+    crash = corpus / "conv3d_cuda" / "crash.yaml"
+    crash.write_text(yaml.safe_dump({**yaml.safe_load(crash.read_text()), "target": "cuda"}))
+    report = night(corpus, tmp_path / "out", "--no-diagnosis")
+    bugs, _ = summary(report)
+    # One check at one place, but AKG's GPU pipeline and its CPU one are two things to fix.
+    assert sorted(bugs) == [
+        ("new", ("conv3d_cpu",), "tiling_utils.cc:193"),
+        ("new", ("conv3d_cuda",), "tiling_utils.cc:193"),
+    ]
+    assert {b["key"].endswith("@cuda") for b in report["bugs"]} == {True, False}

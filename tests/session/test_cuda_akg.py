@@ -1,0 +1,89 @@
+"""Target cuda against the real GPU build of AKG the wheel ships (lib/plugin/gpu11.6; no GPU needed): the
+GPU corpus cases reduce to their signatures with bundles naming that build, the same kernel gives other
+bugs with other builds on cpu and cuda, a bare `.info` of "process": "cuda" is compiled by the GPU build,
+a kernel that reaches CUDA code generation is told apart, and aicore on this wheel is a clear error."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import CORPUS, needs_akg
+
+pytestmark = [pytest.mark.akg, needs_akg]
+
+GPU_CASES = {
+    "gpu_softmax_shared_buffer": "Cannot find allocated buffer for placeholder",
+    "gpu_pairwise_dim_map_size": "Check failed: map_size != 0",
+    "gpu_matmul_fp16_sigfpe": "SIGFPE",
+}
+
+
+def reduce_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "reducer", *args], capture_output=True, text=True, timeout=280, cwd=cwd
+    )
+
+
+@pytest.mark.parametrize("name", sorted(GPU_CASES))
+def test_gpu_corpus_case_reduces_with_the_gpu_build(tmp_path: Path, name: str) -> None:
+    run = reduce_cli(str(CORPUS / name / "crash.yaml"), "-o", str(tmp_path / "out"), "-j", "2", "--no-diagnosis")
+    assert run.returncode == 0, run.stderr[-2000:]
+    bundle = tmp_path / "out" / name
+    reduction = json.loads((bundle / "reduction.json").read_text())
+    assert GPU_CASES[name] in reduction["signature"]["raw"] + reduction["signature"]["message"]
+    assert reduction["target"] == "cuda" and reduction["akg_build"]["name"].startswith("gpu")
+    build = reduction["akg_build"]["name"]
+    assert json.loads((bundle / "env.json").read_text())["akg_build"]["plugin_dir"].endswith(f"lib/plugin/{build}")
+    issue = (bundle / "ISSUE.md").read_text()
+    assert "/device GPU" in issue and f"lib/plugin/{build}/libakg.so" in issue
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    shutil.copy(bundle / "repro.py", fresh)
+    assert f'"plugin", "{build}"' in (fresh / "repro.py").read_text()
+    repro = subprocess.run([sys.executable, "repro.py"], cwd=fresh, capture_output=True, text=True, timeout=200)
+    assert repro.returncode == 1 and "The bug reproduces." in repro.stdout, repro.stdout + repro.stderr
+
+
+def test_one_kernel_on_cpu_and_on_cuda_is_two_bugs_of_two_builds(tmp_path: Path) -> None:
+    cpu = reduce_cli("check", str(CORPUS / "pairwise_dim_realize" / "crash.yaml"))
+    cuda = reduce_cli("check", str(CORPUS / "gpu_pairwise_dim_map_size" / "crash.yaml"))
+    assert "realize_compress.cc" in cpu.stdout and "schedule_tree_util.cc" in cuda.stdout, cpu.stderr + cuda.stderr
+    # A cuda case is never compiled by the CPU build: asked for, it is refused, naming the builds.
+    forced = reduce_cli("check", str(CORPUS / "gpu_pairwise_dim_map_size" / "crash.yaml"), "--akg-build", "cpu")
+    assert forced.returncode == 2 and "cpu does not compile target cuda" in forced.stderr
+
+
+def test_a_bare_cuda_info_is_compiled_by_the_gpu_build(tmp_path: Path) -> None:
+    info = next((CORPUS / "gpu_matmul_fp16_sigfpe").glob("*.info"))
+    run = reduce_cli("check", str(info))
+    assert run.returncode == 0 and run.stdout.strip() == "signal: SIGFPE", run.stdout + run.stderr
+
+
+def test_a_kernel_that_reaches_cuda_code_generation_is_not_a_failure(tmp_path: Path) -> None:
+    shutil.copytree(CORPUS / "transpose_provide_call", tmp_path / "case")
+    crash = tmp_path / "case" / "crash.yaml"
+    data = yaml.safe_load(crash.read_text())
+    data.pop("expect", None)
+    crash.write_text(yaml.safe_dump({**data, "target": "cuda"}))
+    run = reduce_cli(str(crash), "-o", str(tmp_path / "out"))
+    assert run.returncode == 3 and "reaches CUDA code generation" in run.stderr, run.stderr
+    assert not (tmp_path / "out" / data["name"]).exists()
+
+
+def test_aicore_on_a_wheel_without_the_ascend_build(tmp_path: Path) -> None:
+    shutil.copytree(CORPUS / "conv3d_gemm_tiling", tmp_path / "case")
+    crash = tmp_path / "case" / "crash.yaml"
+    data = yaml.safe_load(crash.read_text())
+    crash.write_text(yaml.safe_dump({**data, "target": "aicore"}))
+    for args in (["check", str(crash)], [str(crash), "-o", str(tmp_path / "out")]):
+        run = reduce_cli(*args)
+        lines = run.stderr.strip().splitlines()
+        assert run.returncode == 2 and len(lines) == 1 and "Traceback" not in run.stderr, run.stderr
+        assert lines[0].startswith(f"error: {crash}: field 'target': aicore needs AKG's ascend build")
+        assert "set python:" in lines[0]
