@@ -148,7 +148,7 @@ class Checkpoint:
     improvement, read on resume."""
 
     def __init__(self, out_dir: Path, original: Case) -> None:
-        self.path = out_dir / STATE_DIR / f"{original.name}.json"
+        self.path = out_dir / STATE_DIR / f"{original.bundle_name}.json"
         self.original_key = original.key()
 
     def load(self, original: Case) -> tuple[Case, list[dict[str, str]]] | None:
@@ -213,7 +213,7 @@ def reduce_case(
     events = events or Events()
     allow_compiles()
     sweep_orphans()
-    refuse_foreign(out_dir / case.name)
+    refuse_foreign(out_dir / case.bundle_name)
     with compiler_for(settings) as (compiler, cache):
         return _reduce(case, original_files, out_dir, settings, events, compiler, cache, origin)
 

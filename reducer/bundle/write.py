@@ -251,10 +251,11 @@ def _publish(staging: Path, target: Path) -> None:
 
 
 def write_bundle(b: BundleInput, out_dir: Path) -> Path:
-    """Write OUT/<name>/ and OUT/<name>.tar.gz; returns the bundle folder."""
+    """Write OUT/<bundle name>/ and OUT/<bundle name>.tar.gz (the case's name, `-cuda` appended for target
+    cuda); returns the bundle folder."""
     out_dir.mkdir(parents=True, exist_ok=True)
     redact = Redactor(b.toolchain, b.original.env)
-    staging = Path(tempfile.mkdtemp(prefix=f".{b.reduced.name}.", dir=out_dir))
+    staging = Path(tempfile.mkdtemp(prefix=f".{b.reduced.bundle_name}.", dir=out_dir))
     try:
         for name, text in _files(b, redact).items():
             path = staging / name
@@ -264,7 +265,7 @@ def write_bundle(b: BundleInput, out_dir: Path) -> Path:
             _copy_redacted(b.ir_dir, staging / "ir", redact.text)
         (staging / MARKER).write_text("written by akg-reduce\n")
         os.chmod(staging, 0o755)
-        target = out_dir / b.reduced.name
+        target = out_dir / b.reduced.bundle_name
         _publish(staging, target)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)

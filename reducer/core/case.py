@@ -84,6 +84,12 @@ class Case:
         """Seconds one compile of this case may take."""
         return DEFAULT_TIMEOUT if self.timeout is None else self.timeout
 
+    @property
+    def bundle_name(self) -> str:
+        """The folder of its bundle: the name, with the target when it is not cpu, so that one kernel
+        reduced for cpu and for cuda into one OUT gives two bundles."""
+        return self.name if self.target == "cpu" else f"{self.name}-{self.target}"
+
     def with_(self, **changes: Any) -> Case:
         return replace(self, **changes)
 

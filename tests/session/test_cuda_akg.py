@@ -34,7 +34,7 @@ def reduce_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProce
 def test_gpu_corpus_case_reduces_with_the_gpu_build(tmp_path: Path, name: str) -> None:
     run = reduce_cli(str(CORPUS / name / "crash.yaml"), "-o", str(tmp_path / "out"), "-j", "2", "--no-diagnosis")
     assert run.returncode == 0, run.stderr[-2000:]
-    bundle = tmp_path / "out" / name
+    bundle = tmp_path / "out" / f"{name}-cuda"
     reduction = json.loads((bundle / "reduction.json").read_text())
     assert GPU_CASES[name] in reduction["signature"]["raw"] + reduction["signature"]["message"]
     assert reduction["target"] == "cuda" and reduction["akg_build"]["name"].startswith("gpu")
@@ -50,12 +50,26 @@ def test_gpu_corpus_case_reduces_with_the_gpu_build(tmp_path: Path, name: str) -
     assert repro.returncode == 1 and "The bug reproduces." in repro.stdout, repro.stdout + repro.stderr
 
 
-def test_one_kernel_on_cpu_and_on_cuda_is_two_bugs_of_two_builds(tmp_path: Path) -> None:
-    cpu = reduce_cli("check", str(CORPUS / "pairwise_dim_realize" / "crash.yaml"))
-    cuda = reduce_cli("check", str(CORPUS / "gpu_pairwise_dim_map_size" / "crash.yaml"))
-    assert "realize_compress.cc" in cpu.stdout and "schedule_tree_util.cc" in cuda.stdout, cpu.stderr + cuda.stderr
+def test_one_kernel_for_cpu_and_for_cuda_gives_two_bundles_of_two_builds(tmp_path: Path) -> None:
+    shutil.copytree(CORPUS / "pairwise_dim_realize", tmp_path / "case")
+    crash = tmp_path / "case" / "crash.yaml"
+    cuda = tmp_path / "case" / "cuda.yaml"
+    data = yaml.safe_load(crash.read_text())
+    data.pop("expect", None)
+    cuda.write_text(yaml.safe_dump({**data, "target": "cuda"}))
+    out = tmp_path / "out"
+    for path in (crash, cuda):
+        run = reduce_cli(str(path), "-o", str(out), "-j", "2", "--no-diagnosis")
+        assert run.returncode == 0, run.stderr[-2000:]
+    facts = {
+        folder.name: (json.loads((folder / "env.json").read_text())["akg_build"]["name"], folder / "reduction.json")
+        for folder in (out / "pairwise_dim_realize", out / "pairwise_dim_realize-cuda")
+    }
+    assert [build for build, _ in facts.values()] == ["cpu", "gpu11.6"]
+    signatures = [json.loads(path.read_text())["signature"]["location"] for _, path in facts.values()]
+    assert signatures[0].startswith("realize_compress.cc") and signatures[1].startswith("schedule_tree_util.cc")
     # A cuda case is never compiled by the CPU build: asked for, it is refused, naming the builds.
-    forced = reduce_cli("check", str(CORPUS / "gpu_pairwise_dim_map_size" / "crash.yaml"), "--akg-build", "cpu")
+    forced = reduce_cli("check", str(cuda), "--akg-build", "cpu")
     assert forced.returncode == 2 and "cpu does not compile target cuda" in forced.stderr
 
 
