@@ -12,7 +12,7 @@ import sqlite3
 import threading
 from pathlib import Path
 
-from reducer.compile.signature import Signature
+from reducer.compile.signature import SIGNATURE_FORMAT, Signature
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS signatures (
@@ -33,7 +33,11 @@ def default_cache_path() -> Path:
 
 
 def compile_key(identity: dict[str, str], compiler_input: dict[str, object]) -> str:
-    blob = json.dumps({"compiler": identity, "input": compiler_input}, sort_keys=True, default=str)
+    blob = json.dumps(
+        {"compiler": identity, "input": compiler_input, "signature_format": SIGNATURE_FORMAT},
+        sort_keys=True,
+        default=str,
+    )
     return hashlib.sha256(blob.encode()).hexdigest()
 
 

@@ -28,13 +28,18 @@ _GENERIC_EXC = {"Compile error", "Traceback (most recent call last):"}
 _ADDR = re.compile(r"0x[0-9a-fA-F]+")
 _PATH = re.compile(r"(?:/[\w.+-]+){2,}")
 _NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w])")
+# Names AKG generates for variables (cc7, i0): their number changes with the kernel's shape.
+_GENERATED_NAME = re.compile(r"\b(?P<prefix>[a-z]{1,2})\d+\b")
+SIGNATURE_FORMAT = 2  # bump when mask() changes: stored signatures of another format are not reused
 
 
 def mask(text: str) -> str:
-    """Hide what changes between runs and shrinks with the case: addresses, paths, numbers."""
+    """Hide what changes between runs and shrinks with the case: addresses, paths, numbers, the numbers of
+    generated variable names."""
     text = _ADDR.sub("ADDR", text)
     text = _PATH.sub("PATH", text)
     text = _NUMBER.sub("N", text)
+    text = _GENERATED_NAME.sub(r"\g<prefix>N", text)
     return re.sub(r"\s+", " ", text).strip(" :")
 
 
@@ -185,4 +190,5 @@ def message_regex(masked: str) -> str:
     pattern = re.escape(masked)
     pattern = pattern.replace("ADDR", r"0x[0-9a-fA-F]+").replace("PATH", r"\S+")
     pattern = re.sub(r"(?<![A-Za-z_])N(?![A-Za-z_])", r"-?\\d+(?:\\.\\d+)?", pattern)
+    pattern = re.sub(r"\b(?P<prefix>[a-z]{1,2})N\b", r"\g<prefix>\\d+", pattern)
     return pattern.replace(r"\ ", r"\s+")

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import re
 import signal
 
 from conftest import HERE
 
 from reducer.compile.sandbox import Outcome
-from reducer.compile.signature import mask, matches, signature_of
+from reducer.compile.signature import mask, matches, message_regex, signature_of
 from reducer.core.case import Expectation
 
 DATA = HERE / "data"
@@ -65,3 +66,10 @@ def test_user_expectation_matches_by_substring() -> None:
     assert matches(sig, Expectation("error", "", "MarkGemmAxes"))
     assert not matches(sig, Expectation("signal", "", ""))
     assert not matches(sig, Expectation("error", "Unhandled Evaluate", ""))
+
+
+def test_generated_variable_numbers_are_masked_so_one_bug_keeps_one_signature() -> None:
+    raw = "Check failed: !def_count_.count(v): variable cc{} has already been defined, the Stmt is not SSA"
+    assert mask(raw.format(7)) == mask(raw.format(4)) and "variable ccN has" in mask(raw.format(7))
+    assert "input_0_local" in mask("name=placeholder(input_0_local)") and "int32" in mask("dtype int32")
+    assert re.search(message_regex(mask(raw.format(7))), raw.format(12))
