@@ -6,6 +6,7 @@ Parses arguments, calls the library, prints."""
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import sys
@@ -174,6 +175,15 @@ def run(
         f"bundle: {bundle}  ({stats['compiles']} compiles, {stats['invalid']} rejected, "
         f"{stats['cache_hits'] + stats['stored_hits']} cache hits, {stats['seconds']} s)"
     )
+    _say_triage(bundle)
+
+
+def _say_triage(bundle: Path) -> None:
+    """The bundle's verdict in words: what it is, why, and what to do."""
+    found = json.loads((bundle / "reduction.json").read_text()).get("triage")
+    if found:
+        out.print(f"verdict: {found['label']}: {found['reason']}", markup=False)
+        out.print(f"what to do: {found['advice']}", markup=False)
 
 
 @app.command("check")

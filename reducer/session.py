@@ -25,6 +25,8 @@ from reducer.core.case import Case, Expectation, TensorSpec
 from reducer.core.errors import CompilesFine, FailsDifferently, Flaky, InvalidKernel, NeedsCodegen, NotFailingError
 from reducer.core.files import write_atomic
 from reducer.diagnosis.diagnose import DEFAULT_BUDGET, Diagnosis, diagnose
+from reducer.diagnosis.stage import failing_stage
+from reducer.diagnosis.triage import triage
 from reducer.kernels.kinds import GRAPH, kind_of, outputs_of, size_of
 from reducer.search.oracle import Compiler, Counters, Oracle
 from reducer.search.passes import schedule_for
@@ -252,9 +254,11 @@ def _reduce(
             if settings.diagnose:
                 events.on_stage("diagnosis: workarounds and the shape boundary")
                 diagnosis = diagnose(best.with_(timeout=searched.timeout), searched, oracle, settings.diagnosis_budget)
-            events.on_stage("collecting IR and writing the bundle")
             final, dumps = ir_run.result() if ir_run else dump()
             counters.compiles += dumps
+            events.on_stage("triage: compiler bug, usage error or environment")
+            verdict = triage(best, same[0], failing_stage(final.output, same[0], ir_dir), final.output, oracle)
+            events.on_stage("collecting IR and writing the bundle")
             stats = {
                 **oracle.counters.to_dict(),
                 "rounds": search.rounds,
@@ -284,6 +288,7 @@ def _reduce(
                     edits=search.log,
                     origin=origin,
                     build=akg_build(case),
+                    triage=verdict,
                 ),
                 out_dir,
             )

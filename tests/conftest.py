@@ -51,6 +51,14 @@ MATMUL_KERNEL = textwrap.dedent(
     """
 )
 
+# A kernel AKG compiles: what a case fails on is then its attrs or its environment.
+ADD_KERNEL = """def add(a, b):
+    c = output_tensor(a.shape, a.dtype)
+    for i in range(a.shape[0]):
+        c[i] = a[i] + b[i]
+    return c
+"""
+
 HAS_AKG = importlib.util.find_spec("mindspore") is not None
 needs_akg = pytest.mark.skipif(not HAS_AKG, reason="MindSpore (real AKG) is not installed")
 

@@ -27,10 +27,12 @@ from reducer.core.case import Case, Expectation
 from reducer.core.errors import InputError
 from reducer.core.files import write_atomic
 from reducer.core.templates import templates
-from reducer.diagnosis.diagnose import Diagnosis
+from reducer.diagnosis.boundary import OtherBug
+from reducer.diagnosis.diagnose import Diagnosis, other_bug_folder
 from reducer.diagnosis.stage import FailingStage, failing_stage
+from reducer.diagnosis.triage import Triage
 from reducer.inputs.crash_yaml import case_to_yaml
-from reducer.kernels.kinds import HYBRID, kind_of
+from reducer.kernels.kinds import HYBRID, kind_of, outputs_of
 from reducer.kernels.size import Size
 
 MARKER = ".akg-reduce-bundle"
@@ -99,6 +101,7 @@ class BundleInput:
     edits: list[dict[str, str]] = field(default_factory=list)  # the search's accepted edits, in order
     origin: Origin | None = None  # set when the kernel was captured from a user's run
     build: AkgBuild | None = None  # the AKG build that compiled it (None: a compiler outside MindSpore)
+    triage: Triage | None = None  # compiler bug, usage error or environment problem
 
 
 HARDWARE = {"cpu": "CPU", "cuda": "GPU", "aicore": "Ascend"}
@@ -185,6 +188,7 @@ def _issue(
         diagnosis=b.diagnosis,
         mismatch=reduced.mismatch,
         origin=b.origin,
+        triage=b.triage,
     )
 
 
@@ -192,6 +196,7 @@ def _reduction(b: BundleInput, stage: FailingStage) -> dict[str, Any]:
     """reduction.json: the signature, where AKG fails, the sizes, the statistics and the accepted edits."""
     return {
         "signature": b.signature.to_dict(),
+        "triage": b.triage.to_dict() if b.triage else None,
         "stage": stage.to_dict(),
         "original": b.sizes["original"].to_dict(),
         "reduced": b.sizes["reduced"].to_dict(),
@@ -228,7 +233,22 @@ def _files(b: BundleInput, redact: Redactor) -> dict[str, str]:
     }
     for name, text in b.original_files.items():
         files[f"original/{name}"] = text
+    for bug in b.diagnosis.other_bugs if b.diagnosis else []:
+        files.update(_other_bug_files(bug, redact))
     return {name: redact.text(text) for name, text in files.items()}
+
+
+def _other_bug_files(bug: OtherBug, redact: Redactor) -> dict[str, str]:
+    """The case of another bug met by the shape map: a crash.yaml and its kernel, ready for corpus/."""
+    folder = other_bug_folder(bug)
+    case = bug.case.with_(name=f"{bug.case.name}_{bug.signature.bug_key()}", env=redact.env(bug.case.env))
+    kind = kind_of(case)
+    kernel = case.source if kind is HYBRID else json.dumps(kind.info(case, outputs_of(case)), indent=4)
+    return {
+        f"{folder}/crash.yaml": f"# found by the shape map at {bug.found}: {bug.signature.one_line()}\n"
+        + case_to_yaml(case, kind.kernel_file, bug.signature.expectation()),
+        f"{folder}/{kind.kernel_file}": kernel,
+    }
 
 
 def refuse_foreign(target: Path) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import CORPUS, needs_akg
+from conftest import ADD_KERNEL, CORPUS, needs_akg
 
 from reducer.inputs.load import load_input
 from reducer.kernels.hybrid import infer_outputs
@@ -21,12 +21,6 @@ from reducer.kernels.kinds import info_text
 
 pytestmark = [pytest.mark.akg, needs_akg]
 
-ADD = """def add(a, b):
-    c = output_tensor(a.shape, a.dtype)
-    for i in range(a.shape[0]):
-        c[i] = a[i] + b[i]
-    return c
-"""
 UNPACK_BUG = ("dumps__Fused_Custom_1", "hybrid_tuple_unpack", "hybrid_tuple_unpack_small")
 
 
@@ -42,7 +36,7 @@ def real_corpus(root: Path) -> Path:
     case = load_input(CORPUS / "hybrid_tuple_unpack" / "crash.yaml")
     (root / "dumps" / "Fused_Custom_1.info").write_text(info_text(case, infer_outputs(case)))
     (root / "add").mkdir()
-    (root / "add" / "kernel.py").write_text(ADD)
+    (root / "add" / "kernel.py").write_text(ADD_KERNEL)
     (root / "add" / "crash.yaml").write_text(
         "name: add\nkernel: kernel.py\ninputs:\n  - {shape: [16], dtype: float32}\n  - {shape: [16], dtype: float32}\n"
     )
@@ -67,7 +61,7 @@ def corpus_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_real_corpus_buckets_and_quiet_second_night(corpus_dir: Path, tmp_path: Path) -> None:
-    report = night(corpus_dir, tmp_path / "out")
+    report = night(corpus_dir, tmp_path / "out", "--no-diagnosis")
     bugs, statuses = summary(report)
     assert bugs == [
         ("new", UNPACK_BUG, "scop_make_schedule_tree.cc:559"),
@@ -78,7 +72,7 @@ def test_real_corpus_buckets_and_quiet_second_night(corpus_dir: Path, tmp_path: 
         representative = bug["representative"]
         assert representative["reduced_size"]["tokens"] < representative["original_size"]["tokens"]
         assert (tmp_path / "out" / representative["bundle"] / "ISSUE.md").is_file()
-    second = night(corpus_dir, tmp_path / "out")
+    second = night(corpus_dir, tmp_path / "out", "--no-diagnosis")
     assert summary(second)[0] == [(s.replace("new", "reproduces"), c, loc) for s, c, loc in bugs]
     with sqlite3.connect(tmp_path / "out" / "state.sqlite") as db:
         rows = db.execute("SELECT action, compiles FROM history WHERE run = 2").fetchall()
@@ -87,8 +81,8 @@ def test_real_corpus_buckets_and_quiet_second_night(corpus_dir: Path, tmp_path: 
 
 
 def test_dask_local_cluster_night_equals_the_local_one(corpus_dir: Path, tmp_path: Path) -> None:
-    local = night(corpus_dir, tmp_path / "local", "--no-cache")
-    dask = night(corpus_dir, tmp_path / "dask", "--executor", "dask", "--no-cache")
+    local = night(corpus_dir, tmp_path / "local", "--no-cache", "--no-diagnosis")
+    dask = night(corpus_dir, tmp_path / "dask", "--executor", "dask", "--no-cache", "--no-diagnosis")
     assert summary(dask) == summary(local)
     sizes = [[b["representative"]["reduced_size"] for b in r["bugs"]] for r in (local, dask)]
     assert sizes[0] == sizes[1]

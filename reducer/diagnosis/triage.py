@@ -1,0 +1,268 @@
+"""Is the minimal case's failure an AKG compiler bug, a usage error or an environment problem? Decided
+from evidence and explained: what kind of failure it is and where it is raised (an internal check, a crash,
+a hang, a Python exception and its type), what of the user's input it names (an attr, its value, an
+executable, a package), and whether it survives when that input is made valid (a few compiles of the
+minimal case through the reduction's oracle). When the evidence is not conclusive the verdict is
+"compiler-bug" with the doubt said: a false "not a bug" costs more than a false "bug"."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from reducer.compile.signature import Signature
+from reducer.core.case import Case
+from reducer.diagnosis.stage import FailingStage
+from reducer.search.oracle import PASSES, SAME_FAILURE, Oracle
+
+COMPILER_BUG, USAGE_ERROR, ENVIRONMENT = "compiler-bug", "usage-error", "environment"
+
+# Python exceptions that say something the compile needs is not on this machine.
+_MISSING_PACKAGE = ("ImportError", "ModuleNotFoundError")
+_MISSING_FILE = ("FileNotFoundError", "OSError")
+_PACKAGE_NAME = re.compile(
+    r"No module named '(?P<name>[\w.]+)'|[Ii]mport (?P<name2>[\w.]+) fail|install (?P<name3>[\w.-]+)"
+)
+_EXECUTABLE = re.compile(r"No such file or directory: '(?P<name>[^'/]+)'")
+_LIBRARY = re.compile(r"(?P<name>lib[\w.+-]+\.so[\w.]*): cannot open shared object file")
+_DEVICE = re.compile(r"no CUDA-capable device|CUDA driver version is insufficient|cudaErrorNoDevice", re.IGNORECASE)
+# Words with which a check turns down a value it was given, rather than a state it reached.
+_REJECTS = re.compile(r"parse|must be|need to set|expect|invalid|should be|only support|not a valid", re.IGNORECASE)
+_TYPE_WORDS = {"string": str, "str": str, "bool": bool, "int": int, "integer": int, "float": float}
+SHORT_TIMEOUT = 10.0  # seconds: a limit below this is the case asking for a timeout
+SMALL_MEMORY = 1024  # MiB: likewise for a memory cap
+
+
+@dataclass(frozen=True)
+class Triage:
+    verdict: str  # COMPILER_BUG | USAGE_ERROR | ENVIRONMENT
+    reason: str  # one sentence: why this verdict
+    evidence: tuple[str, ...]  # what was seen and tried, one fact each
+    advice: str  # what the user does next
+    unsure: str = ""  # compiler-bug only: what would make it something else
+
+    @property
+    def label(self) -> str:
+        """'compiler-bug', or 'compiler-bug (unsure: ...)'."""
+        return f"{self.verdict} (unsure: {self.unsure})" if self.unsure else self.verdict
+
+    @property
+    def upstream(self) -> bool:
+        """Whether the bundle is a report for AKG's maintainers."""
+        return self.verdict == COMPILER_BUG
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "verdict": self.verdict,
+            "label": self.label,
+            "reason": self.reason,
+            "evidence": list(self.evidence),
+            "advice": self.advice,
+            "unsure": self.unsure,
+        }
+
+
+def _exception_type(signature: Signature) -> str:
+    head = signature.raw.split(":", 1)[0].strip()
+    return head if signature.component == "python" and re.fullmatch(r"\w+", head) else ""
+
+
+def _first(pattern: re.Pattern[str], text: str) -> str:
+    found = pattern.search(text)
+    return next((v for v in found.groupdict().values() if v), "") if found else ""
+
+
+def _value_text(value: Any) -> str:
+    return str(list(value)) if isinstance(value, (list, tuple)) else str(value)
+
+
+def _shown(value: Any) -> str:
+    """The value as a reader should see it: strings quoted, so an empty one is visible."""
+    return repr(value) if isinstance(value, str) else _value_text(value)
+
+
+def _names(text: str, name: str) -> bool:
+    return re.search(rf"(?<![\w]){re.escape(name)}(?![\w])", text) is not None
+
+
+def _valid_forms(value: Any, message: str) -> list[tuple[str, Any]]:
+    """The value in the type the message says AKG wants ('... as string', 'Bool attribute ...')."""
+    forms: list[tuple[str, Any]] = []
+    for word, kind in _TYPE_WORDS.items():
+        if not _names(message.lower(), word) or isinstance(value, kind):
+            continue
+        if kind is str:
+            text = " ".join(map(str, value)) if isinstance(value, (list, tuple)) else str(value)
+            forms.append((f"as the string {text!r}", text))
+        elif kind is bool:
+            forms += [("as true", True), ("as false", False)]
+        elif kind in (int, float) and isinstance(value, (int, float, str)):
+            try:
+                forms.append((f"as the {word} {kind(value)!r}", kind(value)))
+            except ValueError:
+                continue
+    return forms
+
+
+def _outcome_words(outcome: str) -> str:
+    return {PASSES: "the kernel compiles", SAME_FAILURE: "it fails the same way"}.get(outcome, outcome)
+
+
+class _Evidence:
+    def __init__(self, case: Case, signature: Signature, stage: FailingStage, log: str, oracle: Oracle | None) -> None:
+        self.case, self.signature, self.stage, self.oracle = case, signature, stage, oracle
+        self.message = signature.raw or signature.message
+        self.text = f"{self.message}\n{log}"
+        self.facts: list[str] = [f"the failure: {signature.one_line()}"]
+        if stage.source:
+            self.facts.append(f"raised at {stage.source} ({stage.stage or 'unknown stage'})")
+
+    def outcome(self, case: Case) -> str:
+        return self.oracle.outcome(case) if self.oracle is not None else "not tried"
+
+    def without_attr(self, name: str) -> str:
+        attrs = {k: v for k, v in self.case.attrs.items() if k != name}
+        outcome = self.outcome(self.case.with_(attrs=attrs))
+        self.facts.append(f"with the attr `{name}` left out, {_outcome_words(outcome)}")
+        return outcome
+
+    def needing_attr(self) -> str:
+        """The first attr of the minimal case without which the failure goes away ('' if none)."""
+        return next((name for name in self.case.attrs if self.without_attr(name) != SAME_FAILURE), "")
+
+    def verdict(self, verdict: str, reason: str, advice: str, unsure: str = "") -> Triage:
+        return Triage(verdict, reason, tuple(self.facts), advice, unsure)
+
+
+def _environment(ev: _Evidence) -> Triage | None:
+    kind = _exception_type(ev.signature)
+    python = ev.case.python or "the interpreter that runs AKG"
+    if kind in _MISSING_PACKAGE:
+        package = _first(_PACKAGE_NAME, ev.message) or "a Python package"
+        ev.facts.append(f"AKG's Python code raised {kind}: the package `{package}` cannot be imported")
+        attr = ev.needing_attr()
+        asked = f" (the attr `{attr}` asks for it)" if attr else ""
+        leave = f", or leave out the attr `{attr}`" if attr else ""
+        return ev.verdict(
+            ENVIRONMENT,
+            f"the Python package `{package}` that this compile needs is not installed{asked}",
+            f"install `{package}` into {python} (AKG says: {ev.message.split(':', 1)[-1].strip()}){leave}; "
+            "this is not an AKG bug: do not file it upstream",
+        )
+    tool = _first(_EXECUTABLE, ev.message) if kind in _MISSING_FILE else ""
+    if tool:
+        path = ev.case.env.get("PATH")
+        ev.facts.append(f"AKG ran the program `{tool}`, which is not found on PATH")
+        if path is not None:
+            ev.facts.append(f"the case's environment sets PATH={path}")
+        where = f" (the case sets PATH={path}: point it at the folder that has `{tool}`)" if path is not None else ""
+        return ev.verdict(
+            ENVIRONMENT,
+            f"the program `{tool}` that AKG runs to build the kernel is not installed or not on PATH",
+            f"install `{tool}` (Debian/Ubuntu: `apt install {tool}`) and put it on PATH{where}; "
+            "this is not an AKG bug: do not file it upstream",
+        )
+    library = _first(_LIBRARY, ev.text)
+    if library:
+        ev.facts.append(f"the shared library `{library}` cannot be loaded")
+        return ev.verdict(
+            ENVIRONMENT,
+            f"the shared library `{library}` that AKG loads is not on this machine",
+            f"install the package that provides `{library}` or add its folder to LD_LIBRARY_PATH; "
+            "this is not an AKG bug",
+        )
+    if _DEVICE.search(ev.text):
+        ev.facts.append("the log says no usable GPU device is present")
+        return ev.verdict(
+            ENVIRONMENT,
+            "the compile needs a GPU device that this machine does not have",
+            "reduce on a machine with a GPU, or with target cpu; this is not an AKG bug",
+        )
+    return None
+
+
+def _suspect_attrs(ev: _Evidence) -> list[str]:
+    """Attrs of the minimal case the failure message names, by name or by value."""
+    found = []
+    for name, value in ev.case.attrs.items():
+        text = _value_text(value)
+        by_value = len(text) > 1 and text in ev.message
+        if _names(ev.message, name) or by_value:
+            found.append(name)
+    return found
+
+
+def _usage(ev: _Evidence) -> Triage | None:
+    """A failure that names an attr the user gave, goes away when that attr is left out or given in the type
+    AKG asks for, and reads as AKG turning the value down."""
+    for name in _suspect_attrs(ev):
+        value = ev.case.attrs[name]
+        ev.facts.append(f"the message names the attr `{name}` = {_shown(value)} of the case")
+        if ev.without_attr(name) == SAME_FAILURE:
+            continue
+        fixed = ""
+        for words, form in _valid_forms(value, ev.message):
+            outcome = ev.outcome(ev.case.with_(attrs={**ev.case.attrs, name: form}))
+            ev.facts.append(f"with `{name}` {words}, {_outcome_words(outcome)}")
+            if outcome == PASSES:
+                fixed = f"; given {words} it compiles"
+                break
+        text = _value_text(value)
+        quoted = len(text) > 1 and text in ev.message
+        rejects = _REJECTS.search(ev.message) is not None
+        if not (fixed or quoted or rejects):
+            return ev.verdict(
+                COMPILER_BUG,
+                f"AKG fails on the attr `{name}`, which the message names, and compiles without it",
+                f"check the value of `{name}` against AKG's documentation; if it is valid, file ISSUE.md",
+                unsure=f"the failure may be AKG rejecting the value {_shown(value)} of `{name}`",
+            )
+        how = "quotes the value" if quoted else "turns the value down"
+        return ev.verdict(
+            USAGE_ERROR,
+            f"AKG rejects the attr `{name}` = {_shown(value)} of the case: the message {how}, and without "
+            f"the attr the kernel compiles{fixed}",
+            f"give `{name}` a value AKG accepts (its message: {ev.message}) or leave it out; this is not an AKG "
+            "bug: do not file it upstream",
+        )
+    return None
+
+
+def _compiler_bug(ev: _Evidence) -> Triage:
+    sig, case = ev.signature, ev.case
+    advice = "file ISSUE.md upstream (MindSpore's issue tracker, component AKG)"
+    if sig.kind == "signal":
+        return ev.verdict(COMPILER_BUG, f"AKG's process died of {sig.message}: a crash inside the compiler", advice)
+    if sig.kind == "timeout":
+        ev.facts.append(f"the compile was stopped after its limit of {case.time_limit:g} s")
+        unsure = (
+            f"the limit of {case.time_limit:g} s is short; a slow compile may just need longer"
+            if case.time_limit < SHORT_TIMEOUT
+            else ""
+        )
+        return ev.verdict(COMPILER_BUG, "AKG does not finish compiling the kernel: a hang", advice, unsure)
+    if sig.kind == "memory":
+        ev.facts.append(f"the compile was stopped at its memory cap of {case.memory} MiB")
+        unsure = f"the cap of {case.memory} MiB is small for AKG" if case.memory < SMALL_MEMORY else ""
+        return ev.verdict(COMPILER_BUG, "AKG's memory use grows past any reasonable bound", advice, unsure)
+    if sig.kind == "mismatch":
+        return ev.verdict(COMPILER_BUG, "AKG compiles the kernel to code that computes wrong results", advice)
+    attr = ev.needing_attr()
+    kind = _exception_type(sig)
+    if kind:
+        needs = f"; it fails only with the attr `{attr}` = {_shown(case.attrs[attr])}" if attr else ""
+        return ev.verdict(
+            COMPILER_BUG,
+            f"AKG's Python driver raised {kind} on a kernel MindSpore accepts",
+            advice,
+            unsure=f"a {kind} in AKG's Python code may be AKG turning down input it does not support{needs}",
+        )
+    return ev.verdict(COMPILER_BUG, "an internal check of AKG fails on a kernel MindSpore accepts", advice)
+
+
+def triage(case: Case, signature: Signature, stage: FailingStage, log: str, oracle: Oracle | None) -> Triage:
+    """The verdict on `case` (the minimal case) failing with `signature`; `oracle` compiles the variants
+    that test a suspect input (None: decide from the failure alone)."""
+    ev = _Evidence(case, signature, stage, log, oracle)
+    return _environment(ev) or _usage(ev) or _compiler_bug(ev)
