@@ -6,6 +6,8 @@ input dimension >= 3 -> an AKG-style `Check failed` in fake_tiling.cc. With attr
 does not fire, so a test can make the failure depend on an attr; nor with {"enable_vectorization": false}
 (a workaround to find).
 Bug B (a different bug a reduction must not slip to): no multiplication left and an attr named "trap".
+Bug C (another bug the shape map meets): bug A's kernel with an input dimension of exactly 13 fails a
+different check, in fake_split.cc.
 Bug G (fused graphs): a ReduceMax and a Transpose reading the same tensor, with some graph input dim >= 4
 -> `Check failed` in fake_band.cc. Bug H (the different one): a Transpose without a ReduceMax and an attr
 named "trap".
@@ -22,6 +24,8 @@ import json
 import os
 import sys
 import time
+
+BUG_C_DIM = 13
 
 
 def _store_depths(node: ast.AST, depth: int = 0):
@@ -62,6 +66,9 @@ def main() -> int:
     stores = list(_store_depths(ast.parse(source)))
     deep_mul = max((d for d, mul in stores if mul), default=0)
     workaround = attrs.get("enable_vectorization") is False
+    if deep_mul >= 2 and BUG_C_DIM in dims:
+        print("[ERROR] AKG:2026-01-01-00:00:00.000.000 [fake_split.cc:45] [pass] Check failed: fake bug C")
+        return 1
     if deep_mul >= 2 and max(dims) >= 3 and attrs.get("needed", True) and not workaround:
         print(
             "[ERROR] AKG:2026-01-01-00:00:00.000.000 [fake_tiling.cc:193] [tiling] "

@@ -1,45 +1,58 @@
-"""The crashing-shape boundary: for each dimension of the minimal case, the range of values that still
-fail the same way and the nearest values that do not (an upward doubling walk, then a bisection to the
-exact edge); for the original case, the input shapes tried (each dimension group at 1 and halved) with
-their outcomes. Time-boxed; each try is one compile (or a rejection without one)."""
+"""The crashing-shape map: every knob of the minimal case (an input dim, or a group of loop-extent / shape
+constants; knobs.py) tried at every value from 1 to 128 and at the powers of two and their neighbours up
+to the original's largest dim, each summarised as a rule (shape_rule.py). Every other failure met on the
+way is kept with its case: it is another bug. The rules become bucketing workarounds for the ORIGINAL
+(pad a dim to the nearest value its rule says passes; listed only when the original then passes), and the
+original's input shapes are tried (each dim group at 1 and halved). Time-boxed; the probes run `jobs` at a
+time through the reduction's oracle, coarse values of every knob before the fine ones."""
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
+from reducer.compile.signature import Signature
 from reducer.core.case import Case
-from reducer.kernels.kinds import Dim, kind_of, linked_groups
-from reducer.search.oracle import SAME_FAILURE, Oracle
+from reducer.core.errors import InvalidKernel
+from reducer.diagnosis.knobs import Knob, knobs
+from reducer.diagnosis.shape_rule import Rule, rule_of
+from reducer.diagnosis.workarounds import Workaround
+from reducer.kernels.kinds import Dim, kind_of, linked_groups, outputs_of
+from reducer.search.oracle import PASSES, SAME_FAILURE, Oracle
+
+MAP_UP_TO = 128  # every value up to here
+COARSE_UP_TO = 16  # the first round: every value up to here and the powers of two
 
 
-def with_dims(case: Case, dims: list[Dim], value: int) -> Case:
-    return kind_of(case).with_dims(case, dims, value)
-
-
-UPPER_LIMIT = 4096  # the walk up stops here even when everything fails
+def valid(case: Case) -> bool:
+    """A kernel the oracle would compile (no compile needed to know)."""
+    try:
+        outputs_of(case)
+    except InvalidKernel:
+        return False
+    return True
 
 
 @dataclass
-class DimBoundary:
-    dims: list[Dim]  # changed together (dims that must stay equal)
-    value: int  # in the minimal case
+class KnobMap:
+    knob: Knob
     tried: dict[int, str] = field(default_factory=dict)  # value -> Oracle.outcome
 
     @property
+    def rule(self) -> Rule:
+        return rule_of(self.tried)
+
+    @property
     def failing(self) -> tuple[int, int]:
-        """The contiguous range of tried values around `value` that fail the same way."""
-        fails = {v for v, o in self.tried.items() if o == SAME_FAILURE} | {self.value}
-        lo = hi = self.value
-        ordered = sorted(self.tried)
-        for v in reversed([v for v in ordered if v < self.value]):
-            if v not in fails:
-                break
-            lo = v
-        for v in [v for v in ordered if v > self.value]:
-            if v not in fails:
-                break
-            hi = v
+        """The contiguous range of tried values around the minimal value that fail the same way."""
+        value = self.knob.value
+        fails = {v for v, o in self.tried.items() if o == SAME_FAILURE} | {value}
+        lo = hi = value
+        while lo - 1 in fails:
+            lo -= 1
+        while hi + 1 in fails:
+            hi += 1
         return lo, hi
 
     def nearest_other(self) -> list[tuple[int, str]]:
@@ -49,89 +62,122 @@ class DimBoundary:
         above = [v for v in self.tried if v > hi]
         return [(v, self.tried[v]) for v in ([max(below)] if below else []) + ([min(above)] if above else [])]
 
-    def to_dict(self, case: Case) -> dict:
+    def to_dict(self, case: Case) -> dict[str, Any]:
         lo, hi = self.failing
         return {
-            "dims": label(case, self.dims),
-            "value": self.value,
+            "dims": self.knob.label(case),
+            "value": self.knob.value,
+            "rule": self.rule.to_dict(),
             "fails_for": [lo, hi],
             "nearest_not_failing": [{"value": v, "outcome": o} for v, o in self.nearest_other()],
             "tried": {str(v): o for v, o in sorted(self.tried.items())},
         }
 
 
-def label(case: Case, dims: list[Dim]) -> str:
-    """'a.shape[1] = b.shape[0]', named by the kernel's parameters (a graph's input tensor names)."""
-    names = kind_of(case).input_names(case)
-    return " = ".join(f"{names[i]}.shape[{axis}]" for i, axis in dims)
+@dataclass(frozen=True)
+class OtherBug:
+    """A failure other than the reduced one, met while mapping: its signature and the case that shows it."""
+
+    signature: Signature
+    case: Case
+    found: str  # 'x.shape[0] = 15'
 
 
-class _Prober:
-    def __init__(self, oracle: Oracle, deadline: float) -> None:
-        self.oracle, self.deadline = oracle, deadline
-
-    def probe(self, case: Case, found: DimBoundary, value: int) -> str | None:
-        if value in found.tried:
-            return found.tried[value]
-        if time.monotonic() > self.deadline:
-            return None
-        found.tried[value] = self.oracle.outcome(with_dims(case, found.dims, value))
-        return found.tried[value]
-
-    def edge(self, case: Case, found: DimBoundary, failing: int, other: int) -> None:
-        """Bisect between a failing value and a non-failing one to the exact edge."""
-        while abs(other - failing) > 1:
-            middle = (failing + other) // 2
-            outcome = self.probe(case, found, middle)
-            if outcome is None:
-                return
-            failing, other = (middle, other) if outcome == SAME_FAILURE else (failing, middle)
-
-    def walk(self, case: Case, found: DimBoundary) -> None:
-        value, step = found.value, 1
-        last_failing = value
-        while value < UPPER_LIMIT:
-            value = min(found.value + step if step < found.value else 2 * value, UPPER_LIMIT)
-            step *= 2
-            outcome = self.probe(case, found, value)
-            if outcome is None:
-                return
-            if outcome != SAME_FAILURE:
-                self.edge(case, found, last_failing, value)
-                break
-            last_failing = value
-        if found.value > 1:
-            outcome = self.probe(case, found, 1)
-            if outcome is not None and outcome != SAME_FAILURE:
-                self.edge(case, found, found.value, 1)
+def _values(value: int, largest: int, coarse: bool) -> list[int]:
+    """The coarse round: the minimal value, 1..16, and each power of two from 32 to the first at or above
+    the original's largest dim, with its neighbours; the fine round: 17..128."""
+    if not coarse:
+        return list(range(COARSE_UP_TO + 1, MAP_UP_TO + 1))
+    values = {value, *range(1, COARSE_UP_TO + 1)}
+    power = 2 * COARSE_UP_TO
+    while power // 2 < max(largest, MAP_UP_TO):
+        values |= {power - 1, power, power + 1}
+        power *= 2
+    return sorted(values)
 
 
-def _dim_groups(case: Case, oracle: Oracle) -> list[list[Dim]]:
-    """Every dim alone, or with the dims of equal value when changing it alone is not a valid kernel."""
-    groups: list[list[Dim]] = []
-    for i, spec in enumerate(case.inputs):
-        for axis, value in enumerate(spec.shape):
-            if any((i, axis) in g for g in groups):
+def shape_map(minimal: Case, original: Case, oracle: Oracle, budget: float) -> tuple[list[KnobMap], list[OtherBug]]:
+    """Every knob of the minimal case mapped (coarse values of all knobs first, then the rest), and the
+    other failures met, one case per bug (the smallest value)."""
+    deadline = time.monotonic() + budget
+    largest = max((d for t in original.inputs for d in t.shape), default=1)
+    maps = [KnobMap(k) for k in knobs(minimal, valid)]
+    for coarse in (True, False):
+        for found in maps:
+            values = [v for v in _values(found.knob.value, largest, coarse) if v not in found.tried]
+            cases = [found.knob.apply(minimal, v) for v in values]
+            for value, outcome in zip(values, oracle.outcomes(cases, deadline), strict=True):
+                if outcome is not None:
+                    found.tried[value] = outcome
+    return maps, _other_bugs(minimal, maps, oracle)
+
+
+def _other_bugs(minimal: Case, maps: list[KnobMap], oracle: Oracle) -> list[OtherBug]:
+    bugs: dict[str, OtherBug] = {}
+    for found in maps:
+        for value, outcome in sorted(found.tried.items()):
+            if not outcome.startswith("other failure"):
                 continue
-            alone = [(i, axis)]
-            if oracle.verdict(with_dims(case, alone, value + 1)).signature is not None:
-                groups.append(alone)
-                continue
-            same = [(j, a) for j, t in enumerate(case.inputs) for a, v in enumerate(t.shape) if v == value]
-            groups.append(same)
-    return groups
+            case = found.knob.apply(minimal, value)
+            signature = oracle.verdict(case).signature  # known: no compile
+            if signature is not None and signature.bug_key() not in bugs:
+                label = f"{found.knob.label(minimal)} = {value}"
+                bugs[signature.bug_key()] = OtherBug(signature, case, label)
+    return list(bugs.values())
 
 
-def shape_boundary(minimal: Case, oracle: Oracle, budget: float) -> list[DimBoundary]:
-    """Per dimension (group) of the minimal case: what was tried and how it went."""
-    prober = _Prober(oracle, time.monotonic() + budget)
+def _original_dims(minimal: Case, original: Case, knob: Knob) -> list[Dim]:
+    """The original's dims a knob of the minimal case stands for: the same parameter's same axis."""
+    names = kind_of(minimal).input_names(minimal)
+    theirs = kind_of(original).input_names(original)
     found = []
-    for dims in _dim_groups(minimal, oracle):
-        boundary = DimBoundary(dims, minimal.inputs[dims[0][0]].shape[dims[0][1]])
-        prober.walk(minimal, boundary)
-        if boundary.tried:
-            found.append(boundary)
+    for i, axis in knob.dims:
+        if names[i] in theirs:
+            j = theirs.index(names[i])
+            if len(original.inputs[j].shape) == len(minimal.inputs[i].shape):
+                found.append((j, axis))
     return found
+
+
+def _padded(original: Case, dims: list[Dim], value: int) -> Case:
+    """The original with `dims` set to `value`, with the dims of equal value when that alone is not valid."""
+    kind = kind_of(original)
+    case = kind.with_dims(original, dims, value)
+    if valid(case):
+        return case
+    old = original.inputs[dims[0][0]].shape[dims[0][1]]
+    same = [(i, a) for i, t in enumerate(original.inputs) for a, d in enumerate(t.shape) if d == old]
+    return kind.with_dims(original, same, value)
+
+
+def bucketing(
+    minimal: Case, original: Case, maps: list[KnobMap], oracle: Oracle, budget: float
+) -> tuple[list[Workaround], list[dict[str, Any]]]:
+    """Pad each dim of the original whose knob's rule says it fails to the nearest value the rule says
+    passes; (the paddings under which the original passes, every padding tried with its outcome)."""
+    deadline = time.monotonic() + budget
+    verified: list[Workaround] = []
+    tries: list[dict[str, Any]] = []
+    for found in maps:
+        rule = found.rule
+        if rule.kind == "always":
+            continue
+        dims = _original_dims(minimal, original, found.knob) if found.knob.dims else []
+        if not dims:  # a constant: the original's dims the rule says fail
+            dims = [(i, a) for i, t in enumerate(original.inputs) for a, d in enumerate(t.shape) if rule.padded(d)]
+        for dim in dims:
+            value = original.inputs[dim[0]].shape[dim[1]]
+            target = rule.padded(value)
+            if target is None or time.monotonic() > deadline:
+                continue
+            case = _padded(original, [dim], target)
+            name = f"pad {kind_of(original).input_names(original)[dim[0]]}.shape[{dim[1]}] from {value} to {target}"
+            outcome = oracle.outcome(case)
+            tries.append({"name": name, "rule": f"{found.knob.label(minimal)}: {rule.text}", "original": outcome})
+            if outcome == PASSES:
+                why = f"bucketing: the minimal case's `{found.knob.label(minimal)}` {rule.text}"
+                verified.append(Workaround(name, why, case.attrs, case.inputs))
+    return verified, tries
 
 
 def original_shapes(original: Case, oracle: Oracle, budget: float) -> list[dict]:
@@ -146,6 +192,6 @@ def original_shapes(original: Case, oracle: Oracle, budget: float) -> list[dict]
         for new in sorted({1, value // 2} - {value}):
             if time.monotonic() > deadline:
                 return rows
-            case = with_dims(original, dims, new)
+            case = kind_of(original).with_dims(original, dims, new)
             rows.append({"inputs": [list(t.shape) for t in case.inputs], "outcome": oracle.outcome(case)})
     return rows

@@ -1,6 +1,7 @@
-"""After a reduction, what a user and a maintainer want next: workarounds that make the ORIGINAL compile,
-and the crashing-shape boundary of the minimal case (and the original's shapes tried). One time budget
-for both; every try goes through the reduction's oracle (warm, cached, counted)."""
+"""After a reduction, what a user and a maintainer want next: workarounds that make the ORIGINAL compile
+(attr and dtype changes, and paddings of its shapes to values the shape map says pass), the crashing-shape
+map of the minimal case with its rules, the other bugs met on the way, and the original's shapes tried.
+One time budget for all; every try goes through the reduction's oracle (warm, cached, counted)."""
 
 from __future__ import annotations
 
@@ -8,18 +9,21 @@ import time
 from dataclasses import dataclass
 
 from reducer.core.case import Case
-from reducer.diagnosis.boundary import original_shapes, shape_boundary
+from reducer.diagnosis.boundary import OtherBug, bucketing, original_shapes, shape_map
 from reducer.diagnosis.workarounds import Workaround, find_workarounds
 from reducer.search.oracle import Oracle
 
-DEFAULT_BUDGET = 240.0  # seconds, half for workarounds, the rest for the boundary
+DEFAULT_BUDGET = 240.0  # seconds: at most a quarter for the attr workarounds, most of the rest for the map
+MAP_SHARE = 0.75  # of what the attr workarounds leave
 
 
 @dataclass(frozen=True)
 class Diagnosis:
     workarounds: list[Workaround]
     tries: list[dict]
+    bucketing: list[dict]
     boundary: list[dict]
+    other_bugs: list[OtherBug]
     original_shapes: list[dict]
     compiles: int
     seconds: float
@@ -28,18 +32,35 @@ class Diagnosis:
         return {
             "workarounds": [w.to_dict() for w in self.workarounds],
             "workaround_tries": self.tries,
+            "bucketing_tries": self.bucketing,
             "shape_boundary": self.boundary,
+            "other_bugs": [
+                {"signature": b.signature.to_dict(), "found_at": b.found, "case": other_bug_folder(b)}
+                for b in self.other_bugs
+            ],
             "original_shapes": self.original_shapes,
             "compiles": self.compiles,
             "seconds": round(self.seconds, 2),
         }
 
 
+def other_bug_folder(bug: OtherBug) -> str:
+    """Where the bundle keeps the case of another bug, ready for corpus/."""
+    return f"other_bugs/{bug.signature.bug_key()}"
+
+
 def diagnose(minimal: Case, original: Case, oracle: Oracle, budget: float = DEFAULT_BUDGET) -> Diagnosis:
     start, compiles = time.monotonic(), oracle.counters.compiles
-    workarounds, tries = find_workarounds(minimal, original, oracle, budget / 2)
-    rest = budget - (time.monotonic() - start)
-    boundary = [b.to_dict(minimal) for b in shape_boundary(minimal, oracle, rest * 2 / 3)]
-    shapes = original_shapes(original, oracle, budget - (time.monotonic() - start))
+
+    def left() -> float:
+        return budget - (time.monotonic() - start)
+
+    workarounds, tries = find_workarounds(minimal, original, oracle, budget / 4)
+    maps, others = shape_map(minimal, original, oracle, left() * MAP_SHARE)
+    padded, bucket_tries = bucketing(minimal, original, maps, oracle, left() / 2)
+    shapes = original_shapes(original, oracle, left())
     spent = oracle.counters.compiles - compiles
-    return Diagnosis(workarounds, tries, boundary, shapes, spent, time.monotonic() - start)
+    boundary = [m.to_dict(minimal) for m in maps if m.tried]
+    return Diagnosis(
+        workarounds + padded, tries, bucket_tries, boundary, others, shapes, spent, time.monotonic() - start
+    )

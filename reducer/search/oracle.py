@@ -180,6 +180,15 @@ class Oracle:
             return PASSES
         return f"other failure: {verdict.signature.one_line()}"
 
+    def outcomes(self, cases: list[Case], deadline: float) -> list[str | None]:
+        """outcome() of each case, `jobs` at a time, in order; None for a case not started by `deadline`
+        (time.monotonic())."""
+
+        def one(case: Case) -> str | None:
+            return self.outcome(case) if time.monotonic() < deadline else None
+
+        return list(self._pool.map(one, cases))
+
     def interesting(self, case: Case, cancel: threading.Event | None = None) -> bool:
         return self.verdict(case, cancel).interesting
 

@@ -1,6 +1,6 @@
 """Diagnosis in the bundle, against the fake compiler (whose bug needs a dim >= 3 and goes away with
-`enable_vectorization: false`): the workaround is found and verified on the original, and the shape
-boundary agrees with compiles re-checked by hand."""
+`enable_vectorization: false`; a dim of 13 is another bug): the workaround is found and verified on the
+original, the shape map agrees with compiles re-checked by hand, and the other bug is kept as a case."""
 
 from __future__ import annotations
 
@@ -49,7 +49,9 @@ def test_shape_boundary_matches_compiles_checked_by_hand(reduced: tuple[Path, Pa
     minimal = load_case(bundle / "crash.yaml").with_(compiler=load_case(crash).compiler)
     (carrier,) = [b for b in diagnosis["shape_boundary"] if b["value"] >= 3]  # the fake needs a dim >= 3
     assert carrier["fails_for"][0] == 3
-    assert carrier["nearest_not_failing"] == [{"value": 2, "outcome": "passes"}]
+    assert carrier["fails_for"][1] == 12  # 13 is the fake's bug C
+    assert [n["value"] for n in carrier["nearest_not_failing"]] == [2, 13]
+    assert carrier["nearest_not_failing"][0]["outcome"] == "passes"
     name, axis = carrier["dims"].split(" = ")[0].removesuffix("]").split(".shape[")
     index = [p.strip() for p in minimal.source.split("(", 1)[1].split(")", 1)[0].split(",")].index(name)
     oracle = Oracle(BUG)
@@ -62,7 +64,9 @@ def test_shape_boundary_matches_compiles_checked_by_hand(reduced: tuple[Path, Pa
         assert oracle.interesting(case) is fails, value
     rows = diagnosis["original_shapes"]
     assert rows[0]["outcome"] == "fails the same way (the original)" and len(rows) > 2
-    assert "### Shape boundary" in (bundle / "ISSUE.md").read_text()
+    issue = (bundle / "ISSUE.md").read_text()
+    assert "### Crashing-shape map" in issue and "fails for 3 and above" in issue
+    assert carrier["rule"]["kind"] == "from" and carrier["rule"]["k"] == 3
 
 
 def test_no_diagnosis_when_turned_off(tmp_path: Path) -> None:
@@ -71,3 +75,15 @@ def test_no_diagnosis_when_turned_off(tmp_path: Path) -> None:
     folder, stats = reduce_case(load_case(crash), files, tmp_path / "out", Settings(diagnose=False))
     assert json.loads((folder / "reduction.json").read_text())["diagnosis"] is None
     assert stats["diagnosis_compiles"] == 0 and "### Workarounds" not in (folder / "ISSUE.md").read_text()
+
+
+def test_another_bug_met_by_the_shape_map_is_kept_ready_for_the_corpus(reduced: tuple[Path, Path]) -> None:
+    bundle, crash = reduced
+    diagnosis = json.loads((bundle / "reduction.json").read_text())["diagnosis"]
+    [other] = diagnosis["other_bugs"]  # the fake's bug C: an input dim of exactly 13
+    assert other["signature"]["location"] == "fake_split.cc:45" and other["found_at"].endswith("= 13")
+    case = load_case(bundle / other["case"] / "crash.yaml").with_(compiler=load_case(crash).compiler)
+    assert 13 in [d for t in case.inputs for d in t.shape]
+    assert case.expect is not None and Oracle(case.expect).interesting(case)  # replays: that bug, not bug A
+    assert not Oracle(BUG).interesting(case)
+    assert f"`{other['case']}/`" in (bundle / "ISSUE.md").read_text()

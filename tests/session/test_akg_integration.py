@@ -112,7 +112,7 @@ def test_tiling_case_names_the_stage_and_a_workaround_verified_on_the_original(t
     assert check.returncode == 3 and "compiles without error" in check.stderr
     issue = (bundle / "ISSUE.md").read_text()
     assert "Failing stage: **poly auto-tiling**" in issue and "**manual tiling, whole loops**" in issue
-    assert "### Shape boundary" in issue
+    assert "### Crashing-shape map" in issue and reduction["triage"]["verdict"] == "compiler-bug"
 
 
 @pytest.mark.timeout(900)  # ~60 MindSpore runs of ~5 s each (issue 19: a warm runner)
