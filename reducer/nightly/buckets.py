@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from reducer.diagnosis.triage import COMPILER_BUG
 from reducer.nightly.job import CHANGED, FIXED, FLAKY, NEW, REPRODUCES
 from reducer.nightly.state import CaseRecord
 
@@ -21,6 +22,16 @@ class Bug:
     status: str
     cases: tuple[CaseRecord, ...]
     representative: CaseRecord
+
+    @property
+    def verdict(self) -> str:
+        """compiler-bug, usage-error or environment, as the reduction's triage said (compiler-bug when a
+        case was never triaged)."""
+        return verdict_of(self.signature)
+
+
+def verdict_of(signature: dict | None) -> str:
+    return (signature or {}).get("verdict") or COMPILER_BUG
 
 
 def _smallest(case: CaseRecord) -> tuple[int, ...]:

@@ -44,7 +44,8 @@ def identity_hash(python: str | None, compiler: str | None) -> str:
 def _reduce(case: Case, path: Path, out: Path, settings: Settings, spent: list[Counters]) -> dict[str, Any]:
     bundle, _ = reduce_case(case, original_files(path), out, settings, Events(on_oracle=spent.append))
     reduction = json.loads((bundle / "reduction.json").read_text())
-    return {"signature": reduction["signature"], "reduced_size": reduction["reduced"], "bundle": str(bundle)}
+    signature = {**reduction["signature"], "verdict": (reduction.get("triage") or {}).get("verdict")}
+    return {"signature": signature, "reduced_size": reduction["reduced"], "bundle": str(bundle)}
 
 
 def run_case(spec: dict[str, Any]) -> dict[str, Any]:

@@ -12,15 +12,22 @@ from typing import Any
 
 from reducer.core.files import write_atomic
 from reducer.core.templates import templates
-from reducer.nightly.buckets import buckets
+from reducer.diagnosis.triage import COMPILER_BUG, ENVIRONMENT, USAGE_ERROR
+from reducer.nightly.buckets import Bug, buckets, verdict_of
 from reducer.nightly.job import FAILING
 from reducer.nightly.state import CorpusState
 
 PLOT_WIDTH, PLOT_HEIGHT = 640, 180
+VERDICTS = {
+    COMPILER_BUG: "Compiler bugs",
+    USAGE_ERROR: "Usage errors (not AKG bugs: the input is wrong)",
+    ENVIRONMENT: "Environment problems (not AKG bugs: something is missing on the machine)",
+}
 
 
-def _nights(state: CorpusState) -> list[dict[str, Any]]:
-    """Per run: cases seen, failing cases, distinct bugs failing, compiles spent."""
+def _nights(state: CorpusState, verdicts: dict[str, str]) -> list[dict[str, Any]]:
+    """Per run: cases seen, failing cases, distinct compiler bugs failing (`verdicts`: bug -> verdict; a bug
+    not in it counts as a compiler bug), other distinct failures, compiles spent."""
     per_run: dict[int, dict[str, Any]] = {
         r.id: {
             "run": r.id,
@@ -29,6 +36,7 @@ def _nights(state: CorpusState) -> list[dict[str, Any]]:
             "cases": 0,
             "failing": 0,
             "bugs": set(),
+            "not_bugs": set(),
             "compiles": 0,
         }
         for r in state.runs()
@@ -39,8 +47,20 @@ def _nights(state: CorpusState) -> list[dict[str, Any]]:
         night["compiles"] += row["compiles"]
         if row["status"] in FAILING:
             night["failing"] += 1
-            night["bugs"].add(row["bug"])
-    return [{**n, "bugs": len(n["bugs"])} for n in per_run.values() if n["cases"]]
+            is_bug = verdicts.get(row["bug"], COMPILER_BUG) == COMPILER_BUG
+            night["bugs" if is_bug else "not_bugs"].add(row["bug"])
+    return [{**n, "bugs": len(n["bugs"]), "not_bugs": len(n["not_bugs"])} for n in per_run.values() if n["cases"]]
+
+
+def _bug_data(bug: Bug) -> dict[str, Any]:
+    return {
+        "key": bug.key,
+        "status": bug.status,
+        "verdict": bug.verdict,
+        "signature": bug.signature,
+        "cases": [c.slug for c in bug.cases],
+        "representative": asdict(bug.representative),
+    }
 
 
 def _plot(nights: list[dict[str, Any]]) -> dict[str, Any]:
@@ -61,20 +81,15 @@ def _plot(nights: list[dict[str, Any]]) -> dict[str, Any]:
 
 def report_data(state: CorpusState, slugs: list[str], run: int) -> dict[str, Any]:
     records = [r for r in (state.case(s) for s in slugs) if r is not None]
-    bugs = buckets(records)
-    nights = _nights(state)
+    bugs = [_bug_data(b) for b in buckets(records)]
+    nights = _nights(state, {r.bug: verdict_of(r.signature) for r in records if r.bug})
     return {
         "run": run,
         "generated": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
-        "bugs": [
-            {
-                "key": b.key,
-                "status": b.status,
-                "signature": b.signature,
-                "cases": [c.slug for c in b.cases],
-                "representative": asdict(b.representative),
-            }
-            for b in bugs
+        "bugs": bugs,
+        "groups": [
+            {"verdict": verdict, "title": title, "bugs": [b for b in bugs if b["verdict"] == verdict]}
+            for verdict, title in VERDICTS.items()
         ],
         "cases": [asdict(r) for r in records],
         "nights": nights,
