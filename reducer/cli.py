@@ -6,7 +6,6 @@ Parses arguments, calls the library, prints."""
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import signal
 import sys
@@ -19,6 +18,7 @@ import typer
 from rich.console import Console
 from rich.progress import Progress, TextColumn
 
+from reducer.bundle.write import bundle_triage
 from reducer.capture.pipeline import CaptureOptions
 from reducer.capture.sources import Limits, NothingFailed, capture, from_log
 from reducer.compile.akg import akg_build as build_for
@@ -121,7 +121,8 @@ def _report(report: dict[str, Any], output: Path) -> None:
     """One line per failing kernel found, what became of it, and the exit code the findings call for."""
     for k in report["kernels"]:
         then = k.get("bundle") or (f"same bug as {k['duplicate_of']}" if "duplicate_of" in k else k["status"])
-        out.print(f"{k['name']}: {k['signature']}  ->  {then}")
+        verdict = f"  ({k['verdict']})" if k.get("verdict") else ""
+        out.print(f"{k['name']}: {k['signature']}  ->  {then}{verdict}", markup=False)
     for k in report["not_reproduced"]:
         out.print(f"{k['name']}: not reproduced alone: {k['why']}")
     out.print(f"report: {output / 'capture.json'}")
@@ -180,7 +181,7 @@ def run(
 
 def _say_triage(bundle: Path) -> None:
     """The bundle's verdict in words: what it is, why, and what to do."""
-    found = json.loads((bundle / "reduction.json").read_text()).get("triage")
+    found = bundle_triage(bundle)
     if found:
         out.print(f"verdict: {found['label']}: {found['reason']}", markup=False)
         out.print(f"what to do: {found['advice']}", markup=False)

@@ -257,7 +257,8 @@ def _reduce(
             final, dumps = ir_run.result() if ir_run else dump()
             counters.compiles += dumps
             events.on_stage("triage: compiler bug, usage error or environment")
-            verdict = triage(best, same[0], failing_stage(final.output, same[0], ir_dir), final.output, oracle)
+            stage = failing_stage(final.output, same[0], ir_dir)
+            verdict = triage(best, searched, same[0], stage, final.output, oracle)
             events.on_stage("collecting IR and writing the bundle")
             stats = {
                 **oracle.counters.to_dict(),

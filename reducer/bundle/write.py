@@ -251,6 +251,11 @@ def _other_bug_files(bug: OtherBug, redact: Redactor) -> dict[str, str]:
     }
 
 
+def bundle_triage(bundle: Path) -> dict[str, Any] | None:
+    """The triage a written bundle holds (reduction.json's `triage`)."""
+    return json.loads((bundle / "reduction.json").read_text()).get("triage")
+
+
 def refuse_foreign(target: Path) -> None:
     """An existing folder that akg-reduce did not write is never replaced."""
     if target.exists() and not (target / MARKER).exists():

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from reducer.bundle.write import Origin
+from reducer.bundle.write import Origin, bundle_triage
 from reducer.capture.found import FoundKernel, write_case
 from reducer.compile.signature import Signature
 from reducer.core.case import Case, Expectation
@@ -180,4 +180,5 @@ def _reduce(item: _Checked, facts: RunFacts, out: Path, options: CaptureOptions)
             bundle, stats = reduce_case(item.case, files, out, options.settings, events, origin)
     except (InputError, NotFailingError) as exc:
         return {"status": "not reduced", "why": str(exc)}
-    return {"status": "reduced", "bundle": str(bundle), "compiles": stats["compiles"]}
+    verdict = (bundle_triage(bundle) or {}).get("label", "")
+    return {"status": "reduced", "bundle": str(bundle), "compiles": stats["compiles"], "verdict": verdict}

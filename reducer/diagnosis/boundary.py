@@ -1,10 +1,10 @@
 """The crashing-shape map: every knob of the minimal case (an input dim, or a group of loop-extent / shape
 constants; knobs.py) tried at every value from 1 to 128 and at the powers of two and their neighbours up
-to the original's largest dim, each summarised as a rule (shape_rule.py). Every other failure met on the
-way is kept with its case: it is another bug. The rules become bucketing workarounds for the ORIGINAL
-(pad a dim to the nearest value its rule says passes; listed only when the original then passes), and the
-original's input shapes are tried (each dim group at 1 and halved). Time-boxed; the probes run `jobs` at a
-time through the reduction's oracle, coarse values of every knob before the fine ones."""
+to the original's largest dim, each summarised as a rule (shape_rule.py). The rules become bucketing
+workarounds for the ORIGINAL (pad a dim to the nearest value its rule says passes; listed only when the
+original then passes), and the original's input shapes are tried (each dim group at 1 and halved). Every
+other failure met on the way is kept with its case: it is another bug. Time-boxed; the probes run `jobs`
+at a time through the reduction's oracle, coarse values of every knob before the fine ones."""
 
 from __future__ import annotations
 
@@ -96,9 +96,9 @@ def _values(value: int, largest: int, coarse: bool) -> list[int]:
     return sorted(values)
 
 
-def shape_map(minimal: Case, original: Case, oracle: Oracle, budget: float) -> tuple[list[KnobMap], list[OtherBug]]:
-    """Every knob of the minimal case mapped (coarse values of all knobs first, then the rest), and the
-    other failures met, one case per bug (the smallest value)."""
+def shape_map(minimal: Case, original: Case, oracle: Oracle, budget: float, others: OtherBugs) -> list[KnobMap]:
+    """Every knob of the minimal case mapped (coarse values of all knobs first, then the rest); the other
+    failures met go to `others` (per knob, the smallest value first)."""
     deadline = time.monotonic() + budget
     largest = max((d for t in original.inputs for d in t.shape), default=1)
     maps = [KnobMap(k) for k in knobs(minimal, valid)]
@@ -109,21 +109,25 @@ def shape_map(minimal: Case, original: Case, oracle: Oracle, budget: float) -> t
             for value, outcome in zip(values, oracle.outcomes(cases, deadline), strict=True):
                 if outcome is not None:
                     found.tried[value] = outcome
-    return maps, _other_bugs(minimal, maps, oracle)
-
-
-def _other_bugs(minimal: Case, maps: list[KnobMap], oracle: Oracle) -> list[OtherBug]:
-    bugs: dict[str, OtherBug] = {}
     for found in maps:
         for value, outcome in sorted(found.tried.items()):
-            if not outcome.startswith("other failure"):
-                continue
-            case = found.knob.apply(minimal, value)
-            signature = oracle.verdict(case).signature  # known: no compile
-            if signature is not None and signature.bug_key() not in bugs:
-                label = f"{found.knob.label(minimal)} = {value}"
-                bugs[signature.bug_key()] = OtherBug(signature, case, label)
-    return list(bugs.values())
+            others.note(found.knob.apply(minimal, value), outcome, f"{found.knob.label(minimal)} = {value}")
+    return maps
+
+
+class OtherBugs:
+    """Failures other than the reduced one met while diagnosing, one case per signature (the first met)."""
+
+    def __init__(self, oracle: Oracle) -> None:
+        self.oracle = oracle
+        self.found: dict[str, OtherBug] = {}
+
+    def note(self, case: Case, outcome: str, where: str) -> None:
+        if not outcome.startswith("other failure"):
+            return
+        signature = self.oracle.verdict(case).signature  # known: no compile
+        if signature is not None and signature.bug_key() not in self.found:
+            self.found[signature.bug_key()] = OtherBug(signature, case, where)
 
 
 def _original_dims(minimal: Case, original: Case, knob: Knob) -> list[Dim]:
@@ -151,7 +155,7 @@ def _padded(original: Case, dims: list[Dim], value: int) -> Case:
 
 
 def bucketing(
-    minimal: Case, original: Case, maps: list[KnobMap], oracle: Oracle, budget: float
+    minimal: Case, original: Case, maps: list[KnobMap], oracle: Oracle, budget: float, others: OtherBugs
 ) -> tuple[list[Workaround], list[dict[str, Any]]]:
     """Pad each dim of the original whose knob's rule says it fails to the nearest value the rule says
     passes; (the paddings under which the original passes, every padding tried with its outcome)."""
@@ -173,6 +177,7 @@ def bucketing(
             case = _padded(original, [dim], target)
             name = f"pad {kind_of(original).input_names(original)[dim[0]]}.shape[{dim[1]}] from {value} to {target}"
             outcome = oracle.outcome(case)
+            others.note(case, outcome, f"the original, {name}")
             tries.append({"name": name, "rule": f"{found.knob.label(minimal)}: {rule.text}", "original": outcome})
             if outcome == PASSES:
                 why = f"bucketing: the minimal case's `{found.knob.label(minimal)}` {rule.text}"
@@ -180,7 +185,7 @@ def bucketing(
     return verified, tries
 
 
-def original_shapes(original: Case, oracle: Oracle, budget: float) -> list[dict]:
+def original_shapes(original: Case, oracle: Oracle, budget: float, others: OtherBugs) -> list[dict]:
     """Input shapes of the original tried with their outcome: each group of equal dims at 1 and halved."""
     deadline = time.monotonic() + budget
     linked = linked_groups(original)
@@ -193,5 +198,7 @@ def original_shapes(original: Case, oracle: Oracle, budget: float) -> list[dict]
             if time.monotonic() > deadline:
                 return rows
             case = kind_of(original).with_dims(original, dims, new)
-            rows.append({"inputs": [list(t.shape) for t in case.inputs], "outcome": oracle.outcome(case)})
+            shapes = [list(t.shape) for t in case.inputs]
+            rows.append({"inputs": shapes, "outcome": oracle.outcome(case)})
+            others.note(case, rows[-1]["outcome"], f"the original with inputs {shapes}")
     return rows

@@ -9,7 +9,7 @@ import time
 from dataclasses import dataclass
 
 from reducer.core.case import Case
-from reducer.diagnosis.boundary import OtherBug, bucketing, original_shapes, shape_map
+from reducer.diagnosis.boundary import OtherBug, OtherBugs, bucketing, original_shapes, shape_map
 from reducer.diagnosis.workarounds import Workaround, find_workarounds
 from reducer.search.oracle import Oracle
 
@@ -55,12 +55,14 @@ def diagnose(minimal: Case, original: Case, oracle: Oracle, budget: float = DEFA
     def left() -> float:
         return budget - (time.monotonic() - start)
 
+    others = OtherBugs(oracle)
     workarounds, tries = find_workarounds(minimal, original, oracle, budget / 4)
-    maps, others = shape_map(minimal, original, oracle, left() * MAP_SHARE)
-    padded, bucket_tries = bucketing(minimal, original, maps, oracle, left() / 2)
-    shapes = original_shapes(original, oracle, left())
+    maps = shape_map(minimal, original, oracle, left() * MAP_SHARE, others)
+    padded, bucket_tries = bucketing(minimal, original, maps, oracle, left() / 2, others)
+    shapes = original_shapes(original, oracle, left(), others)
     spent = oracle.counters.compiles - compiles
     boundary = [m.to_dict(minimal) for m in maps if m.tried]
+    found = list(others.found.values())
     return Diagnosis(
-        workarounds + padded, tries, bucket_tries, boundary, others, shapes, spent, time.monotonic() - start
+        workarounds + padded, tries, bucket_tries, boundary, found, shapes, spent, time.monotonic() - start
     )

@@ -109,9 +109,14 @@ def _outcome_words(outcome: str) -> str:
     return {PASSES: "the kernel compiles", SAME_FAILURE: "it fails the same way"}.get(outcome, outcome)
 
 
+_DROP = object()  # an attr change: leave the attr out
+
+
 class _Evidence:
-    def __init__(self, case: Case, signature: Signature, stage: FailingStage, log: str, oracle: Oracle | None) -> None:
-        self.case, self.signature, self.stage, self.oracle = case, signature, stage, oracle
+    def __init__(
+        self, case: Case, original: Case, signature: Signature, stage: FailingStage, log: str, oracle: Oracle | None
+    ) -> None:
+        self.case, self.original, self.signature, self.stage, self.oracle = case, original, signature, stage, oracle
         self.message = signature.raw or signature.message
         self.text = f"{self.message}\n{log}"
         self.facts: list[str] = [f"the failure: {signature.one_line()}"]
@@ -121,15 +126,28 @@ class _Evidence:
     def outcome(self, case: Case) -> str:
         return self.oracle.outcome(case) if self.oracle is not None else "not tried"
 
-    def without_attr(self, name: str) -> str:
-        attrs = {k: v for k, v in self.case.attrs.items() if k != name}
-        outcome = self.outcome(self.case.with_(attrs=attrs))
-        self.facts.append(f"with the attr `{name}` left out, {_outcome_words(outcome)}")
-        return outcome
+    def with_attr(self, name: str, value: Any, words: str) -> tuple[str, str | None]:
+        """(outcome of the minimal case, of the original) with attr `name` set to `value` (or _DROP); the
+        original is tried only when the minimal case no longer fails the same way and has that attr."""
+
+        def changed(case: Case) -> Case:
+            attrs = {k: v for k, v in case.attrs.items() if k != name}
+            return case.with_(attrs=attrs if value is _DROP else {**attrs, name: value})
+
+        small = self.outcome(changed(self.case))
+        self.facts.append(f"with the attr `{name}` {words}, {_outcome_words(small)}")
+        if small == SAME_FAILURE or name not in self.original.attrs:
+            return small, None
+        big = self.outcome(changed(self.original))
+        self.facts.append(f"the original with the attr `{name}` {words}: {_outcome_words(big)}")
+        return small, big
+
+    def without_attr(self, name: str) -> tuple[str, str | None]:
+        return self.with_attr(name, _DROP, "left out")
 
     def needing_attr(self) -> str:
         """The first attr of the minimal case without which the failure goes away ('' if none)."""
-        return next((name for name in self.case.attrs if self.without_attr(name) != SAME_FAILURE), "")
+        return next((name for name in self.case.attrs if self.without_attr(name)[0] != SAME_FAILURE), "")
 
     def verdict(self, verdict: str, reason: str, advice: str, unsure: str = "") -> Triage:
         return Triage(verdict, reason, tuple(self.facts), advice, unsure)
@@ -193,36 +211,44 @@ def _suspect_attrs(ev: _Evidence) -> list[str]:
     return found
 
 
+def _gone(small: str, big: str | None, change: str) -> str:
+    """'without the attr the original compiles', in the strongest form the outcomes allow."""
+    if big == PASSES:
+        return f"{change} the original compiles"
+    if small == PASSES:
+        return f"{change} the minimal case compiles"
+    return f"{change} that failure is gone (the minimal case: {small})"
+
+
 def _usage(ev: _Evidence) -> Triage | None:
     """A failure that names an attr the user gave, goes away when that attr is left out or given in the type
     AKG asks for, and reads as AKG turning the value down."""
     for name in _suspect_attrs(ev):
         value = ev.case.attrs[name]
         ev.facts.append(f"the message names the attr `{name}` = {_shown(value)} of the case")
-        if ev.without_attr(name) == SAME_FAILURE:
+        small, big = ev.without_attr(name)
+        if small == SAME_FAILURE:
             continue
-        fixed = ""
+        gone = _gone(small, big, "without the attr")
         for words, form in _valid_forms(value, ev.message):
-            outcome = ev.outcome(ev.case.with_(attrs={**ev.case.attrs, name: form}))
-            ev.facts.append(f"with `{name}` {words}, {_outcome_words(outcome)}")
-            if outcome == PASSES:
-                fixed = f"; given {words} it compiles"
+            fixed = ev.with_attr(name, form, words)
+            if PASSES in fixed:
+                gone += "; " + _gone(*fixed, f"with the attr {words}")
                 break
         text = _value_text(value)
         quoted = len(text) > 1 and text in ev.message
         rejects = _REJECTS.search(ev.message) is not None
-        if not (fixed or quoted or rejects):
+        if not (quoted or rejects):
             return ev.verdict(
                 COMPILER_BUG,
-                f"AKG fails on the attr `{name}`, which the message names, and compiles without it",
+                f"AKG fails on the attr `{name}`, which the message names: {gone}",
                 f"check the value of `{name}` against AKG's documentation; if it is valid, file ISSUE.md",
                 unsure=f"the failure may be AKG rejecting the value {_shown(value)} of `{name}`",
             )
         how = "quotes the value" if quoted else "turns the value down"
         return ev.verdict(
             USAGE_ERROR,
-            f"AKG rejects the attr `{name}` = {_shown(value)} of the case: the message {how}, and without "
-            f"the attr the kernel compiles{fixed}",
+            f"AKG rejects the attr `{name}` = {_shown(value)} of the case: the message {how}, and {gone}",
             f"give `{name}` a value AKG accepts (its message: {ev.message}) or leave it out; this is not an AKG "
             "bug: do not file it upstream",
         )
@@ -261,8 +287,10 @@ def _compiler_bug(ev: _Evidence) -> Triage:
     return ev.verdict(COMPILER_BUG, "an internal check of AKG fails on a kernel MindSpore accepts", advice)
 
 
-def triage(case: Case, signature: Signature, stage: FailingStage, log: str, oracle: Oracle | None) -> Triage:
-    """The verdict on `case` (the minimal case) failing with `signature`; `oracle` compiles the variants
-    that test a suspect input (None: decide from the failure alone)."""
-    ev = _Evidence(case, signature, stage, log, oracle)
+def triage(
+    case: Case, original: Case, signature: Signature, stage: FailingStage, log: str, oracle: Oracle | None
+) -> Triage:
+    """The verdict on `case` (the minimal case of `original`) failing with `signature`; `oracle` compiles
+    the variants that test a suspect input (None: decide from the failure alone)."""
+    ev = _Evidence(case, original, signature, stage, log, oracle)
     return _environment(ev) or _usage(ev) or _compiler_bug(ev)

@@ -36,7 +36,7 @@ def verdict(case: Case) -> Triage:
         assert signature.kind != "none", "the case compiles"
         with Oracle(signature.expectation(), 2, compiler) as oracle:
             stage = failing_stage(outcome.output, signature, None)
-            return triage(case, signature, stage, outcome.output, oracle)
+            return triage(case, case, signature, stage, outcome.output, oracle)
 
 
 @pytest.mark.parametrize(
@@ -46,8 +46,8 @@ def verdict(case: Case) -> Triage:
 def test_an_attr_akg_turns_down_is_a_usage_error(attrs: dict, named: str) -> None:
     found = verdict(add_case(attrs=attrs))
     assert found.verdict == USAGE_ERROR and not found.upstream, found
-    assert named in found.reason and "without the attr the kernel compiles" in found.reason
-    assert any("left out, the kernel compiles" in fact for fact in found.evidence)
+    assert named in found.reason and "without the attr the original compiles" in found.reason
+    assert any("original with the attr" in fact and "left out: the kernel compiles" in fact for fact in found.evidence)
     assert "do not file it upstream" in found.advice
 
 
@@ -96,4 +96,5 @@ def test_a_reduced_usage_error_says_so_in_the_bundle_and_the_terminal(tmp_path: 
     assert issue.startswith("> **Not an AKG bug: a usage error.**") and "### Triage" in issue
     last = run.stdout.strip().splitlines()[-2:]
     assert last[0].startswith("verdict: usage-error: AKG rejects the attr `dim` = [1, 2]")
+    assert last[0].endswith("without the attr the original compiles")
     assert last[1].startswith("what to do: give `dim` a value AKG accepts")
