@@ -7,6 +7,7 @@ minimal case through the reduction's oracle). When the evidence is not conclusiv
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -30,6 +31,8 @@ _DEVICE = re.compile(r"no CUDA-capable device|CUDA driver version is insufficien
 # Words with which a check turns down a value it was given, rather than a state it reached.
 _REJECTS = re.compile(r"parse|must be|need to set|expect|invalid|should be|only support|not a valid", re.IGNORECASE)
 _TYPE_WORDS = {"string": str, "str": str, "bool": bool, "int": int, "integer": int, "float": float}
+_TRUE_WORDS = ("true", "yes", "on")
+_FALSE_WORDS = ("false", "no", "off", "none")
 SHORT_TIMEOUT = 10.0  # seconds: a limit below this is the case asking for a timeout
 SMALL_MEMORY = 1024  # MiB: likewise for a memory cap
 
@@ -255,6 +258,42 @@ def _usage(ev: _Evidence) -> Triage | None:
     return None
 
 
+def _retyped(value: Any) -> list[tuple[str, Any]]:
+    """The value in the other types a user may have meant: a word or number in a string as a bool or a
+    number, a list as AKG's space-separated string."""
+    if isinstance(value, (list, tuple)):
+        text = " ".join(map(str, value))
+        return [(f"as the string {text!r}", text)]
+    if not isinstance(value, str):
+        return []
+    word = value.strip().lower()
+    if word in _TRUE_WORDS or word in _FALSE_WORDS or not word:
+        return [("as true", True), ("as false", False)]
+    for kind in (int, float):
+        try:
+            return [(f"as the number {kind(word)!r}", kind(word))]
+        except ValueError:
+            continue
+    return []
+
+
+def _retyped_usage(ev: _Evidence, name: str) -> Triage | None:
+    """The failure needs the attr `name`, and the same attr in another type (a bool or number given as a
+    string, a list where AKG takes a string) makes the original compile: the value's type is the mistake."""
+    value = ev.original.attrs.get(name, ev.case.attrs[name])
+    for words, form in _retyped(value):
+        small, big = ev.with_attr(name, form, words)
+        if big == PASSES or (big is None and small == PASSES):
+            return ev.verdict(
+                USAGE_ERROR,
+                f"the failure needs the attr `{name}` = {_shown(value)}, a {type(value).__name__}, and "
+                + _gone(small, big, f"with the attr {words}"),
+                f"give `{name}` as a {type(form).__name__} (e.g. `{json.dumps(form)}`) or leave it out; this is "
+                "not an AKG bug: do not file it upstream",
+            )
+    return None
+
+
 def _compiler_bug(ev: _Evidence) -> Triage:
     sig, case = ev.signature, ev.case
     advice = "file ISSUE.md upstream (MindSpore's issue tracker, component AKG)"
@@ -275,6 +314,9 @@ def _compiler_bug(ev: _Evidence) -> Triage:
     if sig.kind == "mismatch":
         return ev.verdict(COMPILER_BUG, "AKG compiles the kernel to code that computes wrong results", advice)
     attr = ev.needing_attr()
+    retyped = _retyped_usage(ev, attr) if attr else None
+    if retyped is not None:
+        return retyped
     kind = _exception_type(sig)
     if kind:
         needs = f"; it fails only with the attr `{attr}` = {_shown(case.attrs[attr])}" if attr else ""
