@@ -155,11 +155,24 @@ def run(
     ] = DEFAULT_BUDGET,
     attrs: Annotated[str | None, typer.Option("--attrs", help=ATTRS_HELP)] = None,
     akg_build: Annotated[str | None, typer.Option("--akg-build", help=BUILD_HELP)] = None,
+    allow_ill_formed: Annotated[
+        bool,
+        typer.Option(
+            "--allow-ill-formed",
+            help="accept Hybrid DSL candidates that read memory they never wrote or leave outputs unwritten",
+        ),
+    ] = False,
 ) -> None:
     """Reduce CRASH to the smallest case that fails the same way and write OUT/<name>/ + .tar.gz."""
     signal.signal(signal.SIGTERM, _interrupt)
     try:
-        case = load_input(crash, timeout, attrs, akg_build)
+        case = load_input(crash, timeout, attrs, akg_build, allow_ill_formed)
+        if case.allow_ill_formed and not allow_ill_formed:
+            out.print(
+                f"note: the original kernel is not well-formed ({kind_of(case).ill_formed(case)}); "
+                "its candidates need not be either",
+                markup=False,
+            )
         build_for(case)  # a target without its AKG build is bad input, before anything runs
         files = original_files(crash)
         with _progress_of(case) as events:

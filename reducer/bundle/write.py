@@ -158,6 +158,22 @@ def _compile_repro(b: BundleInput, reduced: Case, info: dict[str, Any], mindspor
     )
 
 
+def _well_formed(b: BundleInput) -> dict[str, Any] | None:
+    """Whether the minimal kernel is well-formed (well_formed.py) and whether the search required it;
+    None for fused graphs, which are by construction."""
+    kind = kind_of(b.reduced)
+    if kind is not HYBRID:
+        return None
+    why_not = kind.ill_formed(b.reduced)
+    if not b.reduced.allow_ill_formed:
+        required = "yes"
+    elif kind.ill_formed(b.original):
+        required = "no: the original kernel is not well-formed"
+    else:
+        required = "no: --allow-ill-formed"
+    return {"holds": not why_not, "why_not": why_not, "required": required}
+
+
 def _issue(
     b: BundleInput, reduced: Case, info: dict[str, Any], stage: FailingStage, env_facts: dict, redact: Redactor
 ) -> str:
@@ -189,6 +205,7 @@ def _issue(
         mismatch=reduced.mismatch,
         origin=b.origin,
         triage=b.triage,
+        well_formed=_well_formed(b),
     )
 
 
@@ -205,6 +222,7 @@ def _reduction(b: BundleInput, stage: FailingStage) -> dict[str, Any]:
         "confirmation_runs": b.confirm_runs,
         "diagnosis": b.diagnosis.to_dict() if b.diagnosis else None,
         "edits": b.edits,
+        "well_formed": _well_formed(b),
         "origin": b.origin.to_dict() if b.origin else None,
         "target": b.reduced.target,
         "akg_build": b.build.to_dict() if b.build else None,

@@ -78,6 +78,9 @@ class Case:
     mismatch: Mismatch | None = None  # a wrong-result case: what "compiling" it means is running it
     graph: str | None = None  # a fused graph (the .info JSON); then source and function are empty
     akg_build: str | None = None  # the AKG build (lib/plugin/<name>) that compiles it; None: chosen by target
+    # A Hybrid DSL candidate may read elements it never wrote or leave outputs unwritten (--allow-ill-formed,
+    # or an original that does); not part of content(): the compiler does not see it.
+    allow_ill_formed: bool = False
 
     @property
     def time_limit(self) -> float:

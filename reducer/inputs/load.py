@@ -41,17 +41,25 @@ def parse_attrs(text: str) -> dict[str, Any]:
 
 
 def load_input(
-    path: Path, timeout: float | None = None, attrs: str | None = None, akg_build: str | None = None
+    path: Path,
+    timeout: float | None = None,
+    attrs: str | None = None,
+    akg_build: str | None = None,
+    allow_ill_formed: bool = False,
 ) -> Case:
     """A valid case from crash.yaml or a `.info` (its kernel a valid fused graph or Hybrid DSL), with the
-    build attrs of `--attrs` and the AKG build of `--akg-build` when given, else an InputError."""
+    build attrs of `--attrs` and the AKG build of `--akg-build` when given, else an InputError. Its
+    candidates must be well-formed unless `allow_ill_formed` or the original itself is not."""
     case = case_from_info(path, _read(path)) if path.suffix == ".info" else load_case(path)
     if attrs is not None:
         case = case.with_(attrs=parse_attrs(attrs))
     if akg_build is not None:
         case = case.with_(akg_build=akg_build)
+    case = case.with_(allow_ill_formed=True)
     try:
         outputs_of(case)
     except InvalidKernel as exc:
         raise InputError(f"{path}: field 'kernel': not a valid {kind_of(case).label}: {exc}") from None
+    if not allow_ill_formed and not kind_of(case).ill_formed(case):
+        case = case.with_(allow_ill_formed=False)
     return case.with_(timeout=timeout) if timeout else case

@@ -5,7 +5,7 @@ the cheap check done before any compile."""
 from __future__ import annotations
 
 import ast
-import functools
+import contextlib
 import itertools
 import math
 import sys
@@ -20,14 +20,19 @@ from reducer.core import pyparse
 from reducer.core.case import Case, TensorSpec
 from reducer.core.errors import InvalidKernel
 from reducer.kernels.hybrid_check import BINARY_BASIC, BINARY_GENERAL, LOOPS, UNARY_BASIC, UNARY_GENERAL, static_check
+from reducer.kernels.well_formed import (
+    IllFormed,
+    Tracked,
+    check_outputs_stored,
+    check_outputs_written,
+    tensor_shape,
+    tracked_intrinsics,
+)
 
 
-def _allocate(shape: Any, dtype: str = "float32", scope: str = "global", *, fill: float = 0.0) -> np.ndarray:
+def _allocate(shape: Any, dtype: str = "float32", scope: str = "global") -> np.ndarray:
     del scope
-    shape = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
-    if any(int(d) < 1 for d in shape):
-        raise ValueError(f"non-positive tensor shape {shape}")
-    return np.full(shape, fill, dtype=dtype)
+    return np.zeros(tensor_shape(shape), dtype=dtype)
 
 
 def _grid(extents: Any) -> Any:
@@ -90,6 +95,7 @@ INTRINSICS: dict[str, Any] = {
 # A full Python run of a kernel on zero inputs checks indices too; past this many executed lines it is
 # cut short and only the output shapes (from a run with empty loops) are used.
 LINE_BUDGET = 200_000
+WELL_FORMED_CAP = 8
 
 
 def parse_function(source: str) -> ast.FunctionDef:
@@ -114,12 +120,40 @@ class _LineBudget:
         if event == "line":
             self.left -= 1
             if self.left < 0:
-                raise _BudgetSpent
+                raise BudgetSpent
         return self
 
 
-class _BudgetSpent(Exception):
-    pass
+class BudgetSpent(Exception):
+    """The kernel ran LINE_BUDGET lines of Python without finishing."""
+
+
+@contextlib.contextmanager
+def _line_budget() -> Iterator[None]:
+    old = sys.gettrace()
+    sys.settrace(_LineBudget(LINE_BUDGET))
+    try:
+        yield
+    finally:
+        sys.settrace(old)
+
+
+def _check_well_formed_capped(case: Case, func: ast.FunctionDef) -> None:
+    """Well-formedness of a kernel too long to run whole: checked on the same kernel with every input dim
+    cut to WELL_FORMED_CAP (what a flattened loop or a deleted statement leaves unwritten at full size it
+    leaves unwritten there too), and when that cannot run either, only that every output is written somewhere.
+    Without it a case too big to check would be accepted ill-formed, and every smaller dim refused after."""
+    capped = tuple(TensorSpec(tuple(min(d, WELL_FORMED_CAP) for d in t.shape), t.dtype) for t in case.inputs)
+    if capped != case.inputs:
+        try:
+            with _line_budget():
+                check_outputs_written(_run(case.source, case.function, capped, tracked=func))
+            return
+        except IllFormed as exc:
+            raise IllFormed(f"{exc} (run with every input dim cut to {WELL_FORMED_CAP})") from None
+        except Exception:  # any other failure of the cut kernel: its indices need the real dims
+            pass
+    check_outputs_stored(func)
 
 
 def _empty_range(*args: int) -> range:
@@ -131,13 +165,14 @@ def _run(
     name: str,
     inputs: tuple[TensorSpec, ...],
     loops: Callable[..., Iterable[int]] | None = None,
-    fill: float = 0.0,
+    tracked: ast.FunctionDef | None = None,
 ) -> Any:
-    """Run the kernel on zero inputs; `loops` replaces the loop intrinsics (range, serial, ...), `fill` is
-    what fresh tensors (output_tensor, allocate) hold before the kernel writes them."""
+    """Run the kernel on zero inputs; `loops` replaces the loop intrinsics (range, serial, ...); with
+    `tracked` (the parsed kernel), fresh tensors remember which elements were written and reads of the
+    others fail (well_formed.py)."""
     env: dict[str, Any] = dict(INTRINSICS)
-    if fill:
-        env["allocate"] = env["output_tensor"] = functools.partial(_allocate, fill=fill)
+    if tracked is not None:
+        env.update(tracked_intrinsics(tracked))
     if loops is not None:
         env.update({k: loops for k in _LOOPS})
         env["grid"] = lambda extents: iter(())
@@ -153,14 +188,16 @@ def _as_outputs(result: Any) -> tuple[TensorSpec, ...]:
     results = result if isinstance(result, (tuple, list)) else (result,)
     outputs = []
     for r in results:
-        if not isinstance(r, np.ndarray):
+        if not isinstance(r, (np.ndarray, Tracked)):
             raise InvalidKernel("the kernel must return its output tensors")
         outputs.append(TensorSpec(tuple(int(d) for d in r.shape), str(r.dtype)))
     return tuple(outputs)
 
 
 def infer_outputs(case: Case) -> tuple[TensorSpec, ...]:
-    """Validate `case` as a kernel and return its output tensors, as MindSpore's auto-infer would."""
+    """Validate `case` as a kernel and return its output tensors, as MindSpore's auto-infer would. Unless
+    the case allows it, the kernel must also be well-formed (IllFormed otherwise); a wrong-result case
+    always must, as a kernel whose result depends on what fresh memory held cannot be compared."""
     func = parse_function(case.source)
     if func.name != case.function:
         raise InvalidKernel("function renamed")
@@ -169,23 +206,22 @@ def infer_outputs(case: Case) -> tuple[TensorSpec, ...]:
     static_check(func, case.target)
     if sum(math.prod(t.shape) for t in case.inputs) > 2**31:
         raise InvalidKernel("inputs too large to run as Python")
-    tracer = _LineBudget(LINE_BUDGET)
-    old = sys.gettrace()
-    sys.settrace(tracer)
+    tracked = func if case.mismatch is not None or not case.allow_ill_formed else None
     try:
-        results = _run(case.source, case.function, case.inputs)
-        outputs = _as_outputs(results)
-        if case.mismatch is not None and _reads_before_writing(case, results):
-            raise InvalidKernel("the kernel reads tensor elements before writing them: its result is undefined")
-    except _BudgetSpent:
+        with _line_budget():
+            results = _run(case.source, case.function, case.inputs, tracked=tracked)
+            outputs = _as_outputs(results)
+            if tracked is not None:
+                check_outputs_written(results)
+    except BudgetSpent:
         outputs = None
     except InvalidKernel:
         raise
     except Exception as exc:
         raise InvalidKernel(f"running the kernel as Python fails: {type(exc).__name__}: {exc}") from None
-    finally:
-        sys.settrace(old)
     if outputs is None:
+        if tracked is not None:
+            _check_well_formed_capped(case, tracked)
         try:
             outputs = _as_outputs(_run(case.source, case.function, case.inputs, _empty_range))
         except InvalidKernel:
@@ -193,14 +229,6 @@ def infer_outputs(case: Case) -> tuple[TensorSpec, ...]:
         except Exception as exc:
             raise InvalidKernel(f"output shapes cannot be inferred: {type(exc).__name__}: {exc}") from None
     return outputs
-
-
-def _reads_before_writing(case: Case, results: Any) -> bool:
-    """Whether the outputs depend on what fresh tensors held: AKG does not zero them, Python does, so
-    a wrong-result comparison of such a kernel means nothing."""
-    other = _run(case.source, case.function, case.inputs, fill=1.5)
-    pairs = zip(*(r if isinstance(r, (tuple, list)) else (r,) for r in (results, other)), strict=True)
-    return any(not np.array_equal(a, b, equal_nan=True) for a, b in pairs)
 
 
 def loop_nest_extents(case: Case) -> list[int]:

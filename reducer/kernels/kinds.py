@@ -14,6 +14,7 @@ from reducer.kernels import graph as graphs
 from reducer.kernels.hybrid import infer_outputs, loop_nest_extents, parse_function
 from reducer.kernels.info import hybrid_info
 from reducer.kernels.size import Size, graph_size, hybrid_size
+from reducer.kernels.well_formed import IllFormed
 
 Dim = tuple[int, int]  # (input index, axis)
 # The ordinary dtype of each unusual one: what a reduced case should use when the failure allows it.
@@ -31,6 +32,11 @@ class KernelKind(Protocol):
 
     def input_names(self, case: Case) -> list[str]:
         """The inputs as their user knows them."""
+        ...
+
+    def ill_formed(self, case: Case) -> str:
+        """Why the kernel is not well-formed (reads memory it never wrote, leaves outputs unwritten); ''
+        when it is, or when it runs too long as Python to tell."""
         ...
 
     def with_dims(self, case: Case, dims: list[Dim], value: int) -> Case:
@@ -71,6 +77,13 @@ class HybridKernel:
 
     def outputs(self, case: Case) -> tuple[TensorSpec, ...]:
         return infer_outputs(case)
+
+    def ill_formed(self, case: Case) -> str:
+        try:
+            infer_outputs(case.with_(allow_ill_formed=False))
+        except IllFormed as exc:
+            return str(exc)
+        return ""
 
     def input_names(self, case: Case) -> list[str]:
         return [arg.arg for arg in parse_function(case.source).args.args]
@@ -114,6 +127,11 @@ class GraphKernel:
 
     def input_names(self, case: Case) -> list[str]:
         return [t["tensor_name"] for t in graphs.graph_inputs(self.graph(case))]
+
+    def ill_formed(self, case: Case) -> str:
+        """Always '': an op computes its whole output and shape inference refuses an op reading a tensor
+        nothing computed (graphs.checked), so every valid graph is well-formed."""
+        return ""
 
     def with_dims(self, case: Case, dims: list[Dim], value: int) -> Case:
         """Shapes inferred again; when that fails the case is returned anyway, and the oracle rejects it as

@@ -3,7 +3,8 @@ smaller), the bundle and the benchmarks. Sizes compare as tuples: ops first (a f
 a Hybrid DSL kernel), then tokens (of the kernel source; of a graph, the tensors its ops read), statements
 (a graph's op attrs, flags set counting twice), inputs, shape volume (of the inputs; of a graph, of every
 tensor), attrs, env, the magnitude of literals (a graph's constant operands), the text of attr and env
-values, and how unusual the dtypes are."""
+values, and how unusual the dtypes are. Only well-formed candidates are compared (well_formed.py: the oracle
+refuses the others as invalid before any size matters), unless the case allows ill-formed ones."""
 
 from __future__ import annotations
 

@@ -77,8 +77,9 @@ KERNELS = {
 
 
 def ours(source: str, function: str, inputs: tuple[TensorSpec, ...]) -> str:
+    """Our validity verdict; well-formedness is a requirement of ours on top of MindSpore's, left out here."""
     try:
-        infer_outputs(Case("k", source, function, inputs))
+        infer_outputs(Case("k", source, function, inputs, allow_ill_formed=True))
     except InvalidKernel as exc:
         return str(exc)
     return "valid"

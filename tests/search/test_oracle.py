@@ -11,7 +11,7 @@ from reducer.core.case import Case, Expectation, TensorSpec
 from reducer.search.oracle import Oracle
 from reducer.search.passes import Edit
 
-SOURCE = "def f(a):\n    b = output_tensor(a.shape, a.dtype)\n    b[0] = a[0]\n    return b\n"
+SOURCE = "def f(a):\n    b = output_tensor(a.shape, a.dtype)\n    b[0] = a[0]\n    b[1] = a[1]\n    return b\n"
 EXPECT = Expectation("error", "Check failed: boom", "t.cc:1", exact=True)
 
 
