@@ -144,6 +144,29 @@ class Reduction:
             self._accept(p.name, found)
             changed = True
 
+    def _run_lateral(self, p: TransformPass) -> bool:
+        """A lookahead of one step: an edit of `p` no bigger than the best case, then an edit of a pass it
+        enables that is strictly smaller than the best. Only the second case is judged (the intermediate
+        one is never compiled), so the best case still only ever shrinks."""
+        followers = [q for q in self.schedule if isinstance(q, TransformPass) and q.name in p.enables]
+
+        def pairs() -> Iterator[Edit]:
+            for step in p.edits(self.best):
+                if size_of(step.after) > self.best_size:
+                    continue
+                for q in followers:
+                    for edit in q.edits(step.after):
+                        if size_of(edit.after) < self.best_size:
+                            self._tried[p.name] += 1
+                            yield Edit(f"{step.description}, then {edit.description}", edit.after)
+
+        found = self.judge.first_interesting(pairs())
+        if found is None:
+            return False
+        self._accepted[p.name] += 1
+        self._accept(p.name, found)
+        return True
+
     def _run(self, p: Pass) -> bool:
         if isinstance(p, DeletionPass):
             return self._run_deletion(p)
@@ -153,16 +176,24 @@ class Reduction:
         """Rounds over the schedule until one changes nothing. After the first round, the passes that had
         more edits accepted in the previous round go first (ties keep the schedule's order): a pass that
         still bites is where the next round's progress is. Counts of accepted edits do not depend on
-        `-j`, so neither does the order."""
+        `-j`, so neither does the order. Lateral passes run only when a round changed nothing: the
+        lookahead is paid once per local minimum, and a success starts a new round."""
         progress = True
-        order = list(self.schedule)
+        lateral = [p for p in self.schedule if isinstance(p, TransformPass) and p.enables]
+        passes = [p for p in self.schedule if p not in lateral]
+        order = list(passes)
         while progress:
             progress = False
             self.rounds += 1
             if self.rounds > 1:
-                order = sorted(self.schedule, key=lambda p: -self._round_accepted[p.name])
+                order = sorted(passes, key=lambda p: (not getattr(p, "leads", False), -self._round_accepted[p.name]))
             self._round_accepted.clear()
             for p in order:
                 self.on_pass(p.name, self.best)
                 progress |= self._run(p)
+            for p in lateral if not progress else []:
+                self.on_pass(p.name, self.best)
+                if self._run_lateral(p):
+                    progress = True
+                    break
         return self.best

@@ -9,6 +9,7 @@ from __future__ import annotations
 from reducer.core.case import Case
 from reducer.kernels.kinds import GRAPH, HYBRID, kind_of
 from reducer.search.passes.base import DeletionPass, Edit, Pass, TransformPass
+from reducer.search.passes.buffers import AccumulatorToOutput
 from reducer.search.passes.config import DeleteEntries, SimplifyAttrValues
 from reducer.search.passes.control import FlattenControl
 from reducer.search.passes.expressions import CompactAssignments, ExpressionToConstant, ExpressionToOperand
@@ -20,6 +21,7 @@ from reducer.search.passes.graph import (
     SimplifyGraphDtypes,
     SimplifyOperands,
 )
+from reducer.search.passes.loops import MergeLoops, MoveExtent
 from reducer.search.passes.statements import DeleteStatements
 from reducer.search.passes.tensors import (
     DropUnitAxes,
@@ -33,8 +35,10 @@ from reducer.search.passes.variables import InlineScalars
 SCHEDULE: list[Pass] = [
     DeleteEntries("attrs"),
     DeleteEntries("env"),
+    AccumulatorToOutput(),
     DeleteStatements(),
     FlattenControl(),
+    MergeLoops(),
     ShrinkLinkedDims(),
     ShrinkDims(),
     InlineScalars(),
@@ -45,6 +49,7 @@ SCHEDULE: list[Pass] = [
     CompactAssignments(),
     SimplifyAttrValues(),
     SimplifyDtypes(),
+    MoveExtent(),
 ]
 
 GRAPH_SCHEDULE: list[Pass] = [

@@ -4,6 +4,7 @@
   for a person, and applies "keep this subset"; one generic ddmin in the search serves them all.
 - TransformPass: yields single edits in the order it believes most useful (loop -> body, a dimension to
   a smaller value, an expression to an operand); the search takes the first interesting one and asks again.
+  A lateral TransformPass (`enables` set) yields edits of equal size that open the way for another pass.
 """
 
 from __future__ import annotations
@@ -53,6 +54,12 @@ class DeletionPass(ABC):
 
 class TransformPass(ABC):
     name: str
+    # A lateral pass names the passes its edits enable: its edits are not smaller, and the search takes
+    # one only together with a strictly smaller edit of one of these passes that follows it (lookahead).
+    enables: tuple[str, ...] = ()
+    # Runs at the head of every round, whatever the last round's counts: its edits exist only once other
+    # passes have made extents 1, and the next passes of that round would take away what it needs.
+    leads: bool = False
 
     @abstractmethod
     def edits(self, case: Case) -> Iterator[Edit]:
