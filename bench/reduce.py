@@ -5,7 +5,7 @@ workers, no persistent cache: every run pays for its compiles), plus `--cold` ru
 
 Usage: python bench/reduce.py [--cold] [--save DIR] [case ...]
 
-`--save DIR` copies each case's final kernel.info, crash.yaml and reduction.json (from the `-j 1` run) to
+`--save DIR` copies each case's final kernel.info, crash.yaml, kernel.py and reduction.json (from the `-j 1` run) to
 DIR/<case>/, so two checkouts can be compared with `diff -r`.
 """
 
@@ -67,8 +67,9 @@ def main() -> None:
 
 def _save(bundle: Path, dest: Path) -> None:
     dest.mkdir(parents=True, exist_ok=True)
-    for name in ("kernel.info", "crash.yaml"):
-        shutil.copy(bundle / name, dest / name)
+    for name in ("kernel.info", "crash.yaml", "kernel.py"):
+        if (bundle / name).is_file():  # kernel.py: Hybrid DSL cases only
+            shutil.copy(bundle / name, dest / name)
     reduction = json.loads((bundle / "reduction.json").read_text())
     for timing in ("seconds", "wall_seconds", "elapsed"):
         reduction.pop(timing, None)
