@@ -109,3 +109,18 @@ def test_an_ill_formed_original_allows_ill_formed_candidates(tmp_path: Path) -> 
 def test_fused_graphs_are_well_formed_by_construction() -> None:
     graph = load_input(CORPUS / "pointnet_bn_stats_ssa" / "crash.yaml")
     assert kind_of(graph) is GRAPH and GRAPH.ill_formed(graph) == ""
+
+
+def test_a_kernel_too_long_to_run_is_checked_with_its_input_dims_cut() -> None:
+    n = int(LINE_BUDGET**0.5) + 100
+    partial = """def k(x):
+    y = output_tensor(x.shape, x.dtype)
+    for i in range(x.shape[0]):
+        for j in range(x.shape[1]):
+            y[i, 0] = x[i, j]
+    return y
+"""
+    with pytest.raises(IllFormed, match=r"leaves 56 of 64 elements of output y unwritten .*cut to 8"):
+        infer_outputs(case(partial, (n, n)))
+    whole = partial.replace("y[i, 0]", "y[i, j]")
+    assert infer_outputs(case(whole, (n, n))) == (TensorSpec((n, n), "float32"),)
