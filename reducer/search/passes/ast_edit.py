@@ -25,6 +25,38 @@ def render(case: Case, func: ast.FunctionDef) -> Case:
     return case.with_(source=ast.unparse(func) + "\n")
 
 
+class Substitute(ast.NodeTransformer):
+    """Every read of a name in `values` becomes (a copy of) its expression; writes stay as they are."""
+
+    def __init__(self, values: dict[str, ast.expr]) -> None:
+        self.values = values
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        if node.id in self.values and isinstance(node.ctx, ast.Load):
+            return copy.deepcopy(self.values[node.id])
+        return node
+
+
+def input_shapes(func: ast.FunctionDef, case: Case) -> dict[str, tuple[int, ...]]:
+    """Each parameter's input shape, by parameter name."""
+    return {a.arg: t.shape for a, t in zip(func.args.args, case.inputs, strict=True)}
+
+
+def is_shape_read(node: ast.AST) -> bool:
+    return isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) and node.value.attr == "shape"
+
+
+def shape_value(node: ast.Subscript, shapes: dict[str, tuple[int, ...]]) -> int | None:
+    """The value of `name.shape[k]` when `name`'s shape is in `shapes`; None otherwise."""
+    assert isinstance(node.value, ast.Attribute)
+    owner, index = node.value.value, node.slice
+    if isinstance(owner, ast.Name) and isinstance(index, ast.Constant) and isinstance(index.value, int):
+        shape = shapes.get(owner.id)
+        if shape is not None and -len(shape) <= index.value < len(shape):
+            return shape[index.value]
+    return None
+
+
 def preorder(node: ast.AST) -> Iterator[ast.AST]:
     yield node
     for child in ast.iter_child_nodes(node):

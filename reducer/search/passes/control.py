@@ -9,19 +9,8 @@ from collections.abc import Iterator
 
 from reducer.core.case import Case
 from reducer.kernels.hybrid_check import LOOPS
-from reducer.search.passes.ast_edit import Replacement, node_edits
+from reducer.search.passes.ast_edit import Replacement, Substitute, node_edits
 from reducer.search.passes.base import Edit, TransformPass
-
-
-class _Substitute(ast.NodeTransformer):
-    def __init__(self, name: str, value: ast.expr) -> None:
-        self.name = name
-        self.value = value
-
-    def visit_Name(self, node: ast.Name) -> ast.AST:
-        if node.id == self.name and isinstance(node.ctx, ast.Load):
-            return copy.deepcopy(self.value)
-        return node
 
 
 def _first_value(loop: ast.For) -> ast.expr | None:
@@ -42,7 +31,7 @@ def _flatten(node: ast.AST) -> list[Replacement]:
         start = _first_value(node)
         if start is None or not isinstance(node.target, ast.Name):
             return []
-        body = [_Substitute(node.target.id, start).visit(copy.deepcopy(s)) for s in node.body]
+        body = [Substitute({node.target.id: start}).visit(copy.deepcopy(s)) for s in node.body]
         return [body]
     if isinstance(node, ast.If):
         return [node.body] + ([node.orelse] if node.orelse else [])

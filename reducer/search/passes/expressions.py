@@ -10,7 +10,15 @@ from collections.abc import Callable, Iterator
 
 from reducer.core.case import Case
 from reducer.kernels.hybrid import ELEMENTWISE_CALLS
-from reducer.search.passes.ast_edit import Replacement, allocated_shapes, node_edits, parse
+from reducer.search.passes.ast_edit import (
+    Replacement,
+    allocated_shapes,
+    input_shapes,
+    is_shape_read,
+    node_edits,
+    parse,
+    shape_value,
+)
 from reducer.search.passes.base import Edit, TransformPass
 
 FOLDABLE = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod)
@@ -30,10 +38,6 @@ def _operands(node: ast.AST) -> list[Replacement]:
     return []
 
 
-def _is_shape_read(node: ast.AST) -> bool:
-    return isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) and node.value.attr == "shape"
-
-
 def _fold(node: ast.BinOp) -> ast.Constant | None:
     left, right = node.left, node.right
     if not (isinstance(left, ast.Constant) and isinstance(right, ast.Constant)):
@@ -49,21 +53,11 @@ def _fold(node: ast.BinOp) -> ast.Constant | None:
     return ast.Constant(value) if isinstance(value, (int, float)) else None
 
 
-def _shape_value(node: ast.Subscript, shapes: dict[str, tuple[int, ...]]) -> int | None:
-    assert isinstance(node.value, ast.Attribute)
-    owner, index = node.value.value, node.slice
-    if isinstance(owner, ast.Name) and isinstance(index, ast.Constant) and isinstance(index.value, int):
-        shape = shapes.get(owner.id)
-        if shape is not None and -len(shape) <= index.value < len(shape):
-            return shape[index.value]
-    return None
-
-
 def _constants(shapes: dict[str, tuple[int, ...]]) -> Callable[[ast.AST], list[Replacement]]:
     def options(node: ast.AST) -> list[Replacement]:
-        if _is_shape_read(node):
+        if is_shape_read(node):
             assert isinstance(node, ast.Subscript)
-            value = _shape_value(node, shapes)
+            value = shape_value(node, shapes)
             return [ast.Constant(v) for v in dict.fromkeys((1, value)) if v is not None]
         if isinstance(node, ast.BinOp):
             folded = _fold(node)
@@ -86,7 +80,7 @@ def _constants(shapes: dict[str, tuple[int, ...]]) -> Callable[[ast.AST], list[R
 def _known_shapes(case: Case) -> dict[str, tuple[int, ...]]:
     """Shapes readable without running the kernel: the inputs, and tensors allocated with constant dims."""
     func = parse(case)
-    shapes = {a.arg: t.shape for a, t in zip(func.args.args, case.inputs, strict=True)}
+    shapes = input_shapes(func, case)
     for name, dims in allocated_shapes(func):
         values = [e.value for e in dims.elts if isinstance(e, ast.Constant) and isinstance(e.value, int)]
         if len(values) == len(dims.elts):

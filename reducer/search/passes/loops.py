@@ -10,7 +10,15 @@ from collections.abc import Iterator
 
 from reducer.core.case import Case
 from reducer.kernels.hybrid_check import LOOPS
-from reducer.search.passes.ast_edit import Replacement, node_edits, parse
+from reducer.search.passes.ast_edit import (
+    Replacement,
+    Substitute,
+    input_shapes,
+    is_shape_read,
+    node_edits,
+    parse,
+    shape_value,
+)
 from reducer.search.passes.base import Edit, TransformPass
 
 
@@ -36,38 +44,11 @@ def _nested_pair(node: ast.AST) -> tuple[ast.For, ast.For] | None:
     return node, inner
 
 
-class _Substitute(ast.NodeTransformer):
-    def __init__(self, values: dict[str, ast.expr]) -> None:
-        self.values = values
-
-    def visit_Name(self, node: ast.Name) -> ast.AST:
-        if node.id in self.values and isinstance(node.ctx, ast.Load):
-            return copy.deepcopy(self.values[node.id])
-        return node
-
-
 def _static_extent(extent: ast.expr, shapes: dict[str, tuple[int, ...]]) -> int | None:
     """The value of an extent written as a literal or as `input.shape[k]`; None otherwise."""
     if isinstance(extent, ast.Constant) and isinstance(extent.value, int):
         return extent.value
-    if (
-        isinstance(extent, ast.Subscript)
-        and isinstance(extent.value, ast.Attribute)
-        and extent.value.attr == "shape"
-        and isinstance(extent.value.value, ast.Name)
-        and extent.value.value.id in shapes
-        and isinstance(extent.slice, ast.Constant)
-        and isinstance(extent.slice.value, int)
-    ):
-        shape = shapes[extent.value.value.id]
-        axis = extent.slice.value
-        return shape[axis] if -len(shape) <= axis < len(shape) else None
-    return None
-
-
-def _input_shapes(case: Case) -> dict[str, tuple[int, ...]]:
-    names = [a.arg for a in parse(case).args.args]
-    return {name: t.shape for name, t in zip(names, case.inputs, strict=True)}
+    return shape_value(extent, shapes) if isinstance(extent, ast.Subscript) and is_shape_read(extent) else None
 
 
 def _merged(outer: ast.For, inner: ast.For, shapes: dict[str, tuple[int, ...]]) -> ast.For:
@@ -78,9 +59,9 @@ def _merged(outer: ast.For, inner: ast.For, shapes: dict[str, tuple[int, ...]]) 
     if _static_extent(extent_b, shapes) == 1:
         merged.target = ast.Name(a, ast.Store())
         merged.iter = copy.deepcopy(outer.iter)
-        merged.body = [_Substitute({b: ast.Name(a, ast.Load())}).visit(s) for s in merged.body]
+        merged.body = [Substitute({b: ast.Name(a, ast.Load())}).visit(s) for s in merged.body]
     elif _static_extent(extent_a, shapes) == 1:
-        merged.body = [_Substitute({a: ast.Name(b, ast.Load())}).visit(s) for s in merged.body]
+        merged.body = [Substitute({a: ast.Name(b, ast.Load())}).visit(s) for s in merged.body]
     else:
         merged.target = ast.Name(a, ast.Store())
         merged.iter.args = [ast.BinOp(copy.deepcopy(extent_a), ast.Mult(), copy.deepcopy(extent_b))]  # type: ignore[attr-defined]
@@ -88,7 +69,7 @@ def _merged(outer: ast.For, inner: ast.For, shapes: dict[str, tuple[int, ...]]) 
             a: ast.BinOp(ast.Name(a, ast.Load()), ast.FloorDiv(), copy.deepcopy(extent_b)),
             b: ast.BinOp(ast.Name(a, ast.Load()), ast.Mod(), copy.deepcopy(extent_b)),
         }
-        merged.body = [_Substitute(split).visit(s) for s in merged.body]
+        merged.body = [Substitute(split).visit(s) for s in merged.body]
     return merged
 
 
@@ -100,7 +81,7 @@ class MergeLoops(TransformPass):
     leads = True  # before dims and unit-axes drop the tensor axes that a merged loop would still index
 
     def edits(self, case: Case) -> Iterator[Edit]:
-        shapes = _input_shapes(case)
+        shapes = input_shapes(parse(case), case)
 
         def merge(node: ast.AST) -> list[Replacement]:
             pair = _nested_pair(node)
@@ -117,7 +98,7 @@ class MoveExtent(TransformPass):
     enables = ("control-flow", "merge-loops")
 
     def edits(self, case: Case) -> Iterator[Edit]:
-        shapes = _input_shapes(case)
+        shapes = input_shapes(parse(case), case)
 
         def swap(node: ast.AST) -> list[Replacement]:
             pair = _nested_pair(node)
