@@ -34,6 +34,7 @@ from reducer.search.reduction import Reduction
 
 CONFIRM_RUNS = 3
 PROBE_RUNS = 3
+HANG_RUNS = 2  # ... of a hang, each of which waits out the full limit (at -j 2, both at once)
 STATE_DIR = ".akg-reduce-state"
 TIMEOUT_FACTOR = 10  # a candidate may take this many times the original's slowest compile ...
 TIMEOUT_FLOOR = 10.0  # ... but never less than this many seconds
@@ -306,7 +307,7 @@ def _prepare(
         events.on_stage("freezing the attrs AKG uses for the graph")
     frozen = freeze_attrs(case)
     events.on_stage("running the original")
-    runs = PROBE_RUNS * settings.repeat
+    runs = (HANG_RUNS if case.expect is not None and case.expect.kind == "timeout" else PROBE_RUNS) * settings.repeat
     original = original_signature(frozen, runs, settings.jobs, settings.repeat, compiler, counters)
     return frozen.with_(timeout=adaptive_timeout(case, original)), original
 
@@ -337,9 +338,10 @@ def _search(start: Case, oracle: Oracle, checkpoint: Checkpoint, events: Events)
 
 
 def _confirm(best: Case, oracle: Oracle, expectation: Expectation, repeat: int) -> list[Signature]:
-    """The signatures of CONFIRM_RUNS x `repeat` compiles of the result; Flaky unless it fails the same way
-    every time (or, with `repeat`, at least once)."""
-    signatures = [sig for sig, _ in oracle.run_many(best, CONFIRM_RUNS * repeat)]
+    """The signatures of CONFIRM_RUNS (a hang: HANG_RUNS) x `repeat` compiles of the result; Flaky unless it
+    fails the same way every time (or, with `repeat`, at least once)."""
+    runs = HANG_RUNS if expectation.kind == "timeout" else CONFIRM_RUNS
+    signatures = [sig for sig, _ in oracle.run_many(best, runs * repeat)]
     same = [s for s in signatures if matches(s, expectation)]
     if not same or (repeat == 1 and len(same) < len(signatures)):
         raise Flaky(

@@ -25,7 +25,7 @@ SECONDS = 15 * 60
 SANDBOX, WORKER = "reducer/compile/sandbox.py", "reducer/compile/akg_worker.py"
 MUTANTS = {
     "tree kill": (SANDBOX, "os.killpg(pgid, signal.SIGKILL)", "pass"),
-    "timeout": (SANDBOX, "if time.monotonic() - start > timeout:", "if False:"),
+    "timeout": (SANDBOX, "if time.monotonic() - start > deadline:", "if False:"),
     "memory cap": (SANDBOX, "if peak > memory_mb:", "if False:"),
     "temp-dir quota": (SANDBOX, "if _dir_bytes(workdir) > DIR_QUOTA:", "if False:"),
     "output capping": (SANDBOX, "if size <= 2 * OUTPUT_KEEP:", "if True:"),

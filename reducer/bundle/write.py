@@ -23,7 +23,7 @@ from typing import Any
 from reducer.compile.akg import MISMATCH_SCRIPT, Toolchain, host_facts, mismatch_spec, side_files
 from reducer.compile.builds import AkgBuild, cuda_facts
 from reducer.compile.signature import Signature, message_regex
-from reducer.core.case import Case, Expectation
+from reducer.core.case import Case, Expectation, TensorSpec
 from reducer.core.errors import InputError
 from reducer.core.files import write_atomic
 from reducer.core.templates import templates
@@ -130,14 +130,14 @@ def _render(template: str, **context: Any) -> str:
     return templates("reducer.bundle", trim_blocks=True).get_template(template).render(**context)
 
 
-def _mismatch_repro(case: Case) -> str:
+def _mismatch_repro(case: Case, outputs: tuple[TensorSpec, ...]) -> str:
     """The wrong-result runner (compile/mismatch_run.py) up to its main guard, with the case's spec and a
     main guard that runs it: a script that needs only MindSpore."""
     runner = Path(MISMATCH_SCRIPT).read_text()
     guard = next(
         node for node in ast.parse(runner).body if isinstance(node, ast.If) and "__main__" in ast.unparse(node.test)
     )
-    spec = pprint.pformat(mismatch_spec(case), sort_dicts=False, width=110)
+    spec = pprint.pformat(mismatch_spec(case, outputs), sort_dicts=False, width=110)
     return _render("mismatch_repro.py.j2", runner="\n".join(runner.splitlines()[: guard.lineno - 1]), spec=spec)
 
 
@@ -239,7 +239,7 @@ def _files(b: BundleInput, redact: Redactor) -> dict[str, str]:
     env_json["akg_build"] = b.build.to_dict() if b.build else None
     files = {
         "ISSUE.md": _issue(b, reduced, info, stage, env_facts, redact),
-        "repro.py": _mismatch_repro(reduced)
+        "repro.py": _mismatch_repro(reduced, b.outputs)
         if reduced.mismatch
         else _compile_repro(b, reduced, info, env_facts["mindspore"]),
         **({"kernel.py": reduced.source} if kind is HYBRID else {}),

@@ -20,8 +20,8 @@ from typing import Any
 
 from reducer.compile.builds import PLUGINS, AkgBuild, choose_build, shipped
 from reducer.compile.cache import compile_key
-from reducer.compile.sandbox import Outcome, run_sandboxed, supervise
-from reducer.compile.warm import WorkerDied, WorkerPool, WorkerUnavailable
+from reducer.compile.sandbox import HangCheck, Outcome, run_sandboxed, supervise
+from reducer.compile.warm import WorkerDied, WorkerPool, WorkerUnavailable, compile_worker, mismatch_runner
 from reducer.core.case import Case, TensorSpec
 from reducer.core.errors import InputError
 from reducer.kernels.kinds import GRAPH, info_text, kind_of
@@ -142,32 +142,36 @@ def compile_case(
     collect: Callable[[Path], Any] | None = None,
     pool: WorkerPool | None = None,
     cancel: threading.Event | None = None,
+    hang_check: HangCheck | None = None,
 ) -> Outcome:
     """One compile of `case` by MindSpore's AKG entry, in the sandbox: forked from a warm worker of
-    `pool` when given (a worker that dies mid-compile is replaced and the compile rerun), else cold.
-    Setting `cancel` stops it (CompileCancelled)."""
+    `pool` when given (a worker that dies mid-compile is replaced and the compile rerun), else cold; a
+    wrong-result case runs in a mismatch runner of `pool`.
+    Setting `cancel` stops it (CompileCancelled); `hang_check` cuts a hang elsewhere short (see HangCheck)."""
     toolchain = find_toolchain(case.python, case.compiler)
     env = compile_env(akg_build(case), case_env(case), dump_ir)
-    if case.mismatch is not None:  # compiled and run inside MindSpore: always a fresh process
-        files = {"spec.json": json.dumps(mismatch_spec(case))}
-        return run_sandboxed([toolchain.python, MISMATCH_SCRIPT, "spec.json"], files, env, case.time_limit,
-                             case.memory, collect, cancel)  # fmt: skip
-    command = compile_command(toolchain, case.attrs)
-    files = kernel_files(case, outputs)
+    if case.mismatch is not None:  # compiled and run inside MindSpore, by a runner (it does not fork)
+        files = {"spec.json": json.dumps(mismatch_spec(case, outputs))}
+        command = [toolchain.python, MISMATCH_SCRIPT, "spec.json"]
+        program, request = mismatch_runner(toolchain.python), {"spec": "spec.json"}
+    else:
+        files = kernel_files(case, outputs)
+        command = compile_command(toolchain, case.attrs)
+        program, request = compile_worker(toolchain.python, toolchain.compiler_script), {"argv": command[1:]}
     if pool is not None:
-        key = pool.key(toolchain.python, toolchain.compiler_script, env)
+        key = pool.key(program, env)
         for _ in range(WORKER_ATTEMPTS):
             if not pool.usable(key):
                 break
             try:
                 with pool.worker(key) as worker:
-                    launch = functools.partial(worker.launch, command[1:])
-                    return supervise(launch, files, case.time_limit, case.memory, collect, cancel)
+                    launch = functools.partial(worker.launch, request)
+                    return supervise(launch, files, case.time_limit, case.memory, collect, cancel, hang_check)
             except WorkerUnavailable:
                 break
             except WorkerDied:
                 continue
-    return run_sandboxed(command, files, env, case.time_limit, case.memory, collect, cancel)
+    return run_sandboxed(command, files, env, case.time_limit, case.memory, collect, cancel, hang_check)
 
 
 def freeze_attrs(case: Case) -> Case:
@@ -191,13 +195,15 @@ def freeze_attrs(case: Case) -> Case:
     return case.with_(attrs=attrs, env={**case.env, TILING_ENV: FROZEN_TILING})
 
 
-def mismatch_spec(case: Case) -> dict[str, Any]:
-    """What reducer/compile/mismatch_run.py needs to run `case` on AKG and on its reference."""
+def mismatch_spec(case: Case, outputs: tuple[TensorSpec, ...]) -> dict[str, Any]:
+    """What reducer/compile/mismatch_run.py needs to run `case` (its kernel returning `outputs`) on AKG and
+    on its reference."""
     assert case.mismatch is not None
     return {
         "source": case.source,
         "function": case.function,
         "inputs": [t.to_dict() for t in case.inputs],
+        "outputs": [t.to_dict() for t in outputs],
         "attrs": case.attrs,
         "against": case.mismatch.against_attrs,
         "tolerance": case.mismatch.tolerance,

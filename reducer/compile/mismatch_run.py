@@ -49,6 +49,18 @@ def as_list(result):
     return [np.asarray(r) for r in (result if isinstance(result, (tuple, list)) else (result,))]
 
 
+def output_types(outputs):
+    """Custom's out_shape and out_dtype: one shape and dtype for a single output, tuples of them for several
+    (left to MindSpore's own inference, it fails on a kernel that returns a tuple)."""
+    import mindspore as ms
+
+    shapes = [tuple(o["shape"]) for o in outputs]
+    dtypes = [ms.dtype.pytype_to_dtype(np.dtype(o["dtype"])) for o in outputs]
+    if len(outputs) == 1:
+        return shapes[0], dtypes[0]
+    return tuple(shapes), tuple(dtypes)
+
+
 def run(spec, folder):
     import mindspore as ms
     from mindspore import Tensor, ops
@@ -57,9 +69,10 @@ def run(spec, folder):
     ms.set_context(mode=ms.PYNATIVE_MODE, device_target=spec.get("device", "CPU"))
     function = load_function(spec["source"], spec["function"], folder)
     arrays = make_inputs(spec["inputs"], spec.get("seed", 0))
+    out_shape, out_dtype = output_types(spec["outputs"])
 
     def on_akg(attrs):
-        custom = ops.Custom(kernel(function, compile_attrs=attrs), func_type="hybrid")
+        custom = ops.Custom(kernel(function, compile_attrs=attrs), out_shape, out_dtype, func_type="hybrid")
         result = custom(*[Tensor(a) for a in arrays])
         return [r.asnumpy() for r in (result if isinstance(result, (tuple, list)) else [result])]
 
@@ -89,16 +102,16 @@ def compare(got, want, tolerance):
     return worst, worst_error, within
 
 
-def main(spec):
-    with tempfile.TemporaryDirectory(prefix="akg-reduce-check-") as folder:
-        try:
-            got, want = run(spec, folder)
-        except Exception:
-            import traceback
+def check(spec, folder):
+    """Run the check with its files in `folder`; the exit code (see the top of this file)."""
+    try:
+        got, want = run(spec, folder)
+    except Exception:
+        import traceback
 
-            traceback.print_exc()
-            print("The check could not run (a compile or run error above).")
-            return 2
+        traceback.print_exc()
+        print("The check could not run (a compile or run error above).")
+        return 2
     worst, error, within = compare(got, want, spec["tolerance"])
     reference = "AKG with attrs " + json.dumps(spec["against"]) if spec.get("against") is not None else "Python"
     if within:
@@ -110,6 +123,11 @@ def main(spec):
     )
     print("The bug reproduces: AKG computes a wrong result.")
     return 1
+
+
+def main(spec):
+    with tempfile.TemporaryDirectory(prefix="akg-reduce-check-") as folder:
+        return check(spec, folder)
 
 
 if __name__ == "__main__":

@@ -22,6 +22,8 @@ from typing import Any, Protocol
 
 import psutil
 
+from reducer.compile import hang_stack
+
 OUTPUT_KEEP = 256 * 1024  # bytes kept from each end of the output
 FILE_SIZE_LIMIT = 256 << 20  # no single file the compile writes may exceed this
 DIR_QUOTA = 2 << 30  # all files in the compile's temp dir together
@@ -60,6 +62,7 @@ class Outcome:
     output: str
     collected: Any = field(default=None, compare=False)
     over_quota: bool = False
+    stack: tuple[str, ...] = ()  # a compile killed at its deadline: where it was (see hang_stack.sample)
 
 
 def die_with_parent(parent: int) -> None:
@@ -157,9 +160,11 @@ def read_capped(path: Path) -> str:
 
 
 class Running(Protocol):
-    """A compile that has started: its pid (leader of its own session) and a way to wait for it."""
+    """A compile that has started: its pid (leader of its own session) and a way to wait for it. When
+    `lives_on`, the process serves more than this compile: it is killed only when a limit stops it."""
 
     pid: int
+    lives_on: bool
 
     def wait(self, seconds: float | None) -> int | None:
         """Exit code (negative: killed by that signal) once it has ended, None if still running after
@@ -184,6 +189,7 @@ class _Subprocess:
                 preexec_fn=functools.partial(_limits, os.getpid()),
             )
         self.pid = self._proc.pid
+        self.lives_on = False
 
     def wait(self, seconds: float | None) -> int | None:
         try:
@@ -200,11 +206,26 @@ def run_sandboxed(
     memory_mb: int,
     collect: Callable[[Path], Any] | None = None,
     cancel: threading.Event | None = None,
+    hang_check: HangCheck | None = None,
 ) -> Outcome:
     """Write `files` into a fresh dir, run `command` there as a new process and return its Outcome.
 
     `collect(dir)` runs before the dir is removed, to keep artefacts such as IR dumps."""
-    return supervise(lambda workdir: _Subprocess(command, workdir, env), files, timeout, memory_mb, collect, cancel)
+
+    def launch(workdir: Path) -> Running:
+        return _Subprocess(command, workdir, env)
+
+    return supervise(launch, files, timeout, memory_mb, collect, cancel, hang_check)
+
+
+@dataclass(frozen=True)
+class HangCheck:
+    """For a hang: at `after` seconds, well before the compile's own limit, its stack is sampled; unless
+    `same(stack)` says it hangs where the bug does, it is stopped there. Otherwise it runs on to its limit,
+    which confirms it hangs rather than compiles slowly, and is sampled again when killed."""
+
+    after: float
+    same: Callable[[tuple[str, ...]], bool]
 
 
 @dataclass
@@ -214,6 +235,7 @@ class Stopped:
     timed_out: bool = False
     out_of_memory: bool = False
     over_quota: bool = False
+    stack: tuple[str, ...] = ()
 
     def __bool__(self) -> bool:
         return self.timed_out or self.out_of_memory or self.over_quota
@@ -226,10 +248,12 @@ def hold(
     timeout: float,
     memory_mb: float,
     cancel: threading.Event | None,
+    hang_check: HangCheck | None = None,
 ) -> tuple[int, Stopped]:
     """Wait for the process while holding it to its limits (the quota of `workdir` when given), then kill its
     whole tree whatever happened. Returns its exit status (negative: the signal) and which limit stopped it."""
     stopped = Stopped()
+    deadline = timeout if hang_check is None else min(hang_check.after, timeout)
     peak = 0.0
     next_dir_check = start + DIR_CHECK_SECONDS
     seen: dict[int, psutil.Process] = {}
@@ -250,7 +274,11 @@ def hold(
             if peak > memory_mb:
                 stopped.out_of_memory = True
                 break
-            if time.monotonic() - start > timeout:
+            if time.monotonic() - start > deadline:
+                stopped.stack = hang_stack.sample(hang_stack.tree_pids(running.pid))
+                if deadline < timeout and hang_check is not None and hang_check.same(stopped.stack):
+                    deadline = timeout
+                    continue
                 stopped.timed_out = True
                 break
             if _cancelled.is_set() or (cancel is not None and cancel.is_set()):
@@ -261,9 +289,10 @@ def hold(
                     stopped.over_quota = True
                     break
     finally:
-        if root:
-            seen.update({p.pid: p for p in _tree(root)})
-        _kill(running.pid, seen)
+        if code is None or not running.lives_on:
+            if root:
+                seen.update({p.pid: p for p in _tree(root)})
+            _kill(running.pid, seen)
         if code is None:
             code = running.wait(None)
     return code, stopped
@@ -276,6 +305,7 @@ def supervise(
     memory_mb: int,
     collect: Callable[[Path], Any] | None = None,
     cancel: threading.Event | None = None,
+    hang_check: HangCheck | None = None,
 ) -> Outcome:
     """Write `files` into a fresh dir, start the compile there with `launch`, hold it to the limits,
     kill its tree at the end and return its Outcome. Setting `cancel` kills it: CompileCancelled."""
@@ -285,7 +315,7 @@ def supervise(
         for name, text in files.items():
             (workdir / name).write_text(text, encoding="utf-8")
         start = time.monotonic()
-        code, stopped = hold(launch(workdir), workdir, start, timeout, memory_mb, cancel)
+        code, stopped = hold(launch(workdir), workdir, start, timeout, memory_mb, cancel, hang_check)
         if _cancelled.is_set():
             raise KeyboardInterrupt
         if cancel is not None and cancel.is_set():
@@ -299,4 +329,5 @@ def supervise(
             output=read_capped(workdir / LOG_NAME),
             collected=collect(workdir) if collect else None,
             over_quota=stopped.over_quota,
+            stack=stopped.stack,
         )

@@ -8,6 +8,7 @@ import signal as signals
 from dataclasses import dataclass, field
 from typing import Any
 
+from reducer.compile.hang_stack import hang_place
 from reducer.compile.sandbox import Outcome
 from reducer.core.case import Expectation
 
@@ -17,6 +18,7 @@ MISMATCH_VERDICT = "AKG-REDUCE-CHECK"  # the verdict line of reducer/compile/mis
 # AKG's GPU pipeline ran to its end and handed the kernel to nvcc, which this machine cannot run.
 _CUDA_CODEGEN = ("arch(sm_xy) is not passed", "cannot find nvcc", "No such file or directory: 'nvcc'")
 CODEGEN = "codegen"  # the Signature kind of it: not a failure of AKG, not a pass either
+HANG_MESSAGE = "compile did not finish within its time limit"
 _AKG_ERROR = re.compile(r"^\[ERROR\] AKG:\S+ \[(?P<loc>[\w./-]+:\d+)\] \[(?P<comp>[^\]]*)\] (?P<msg>.*)$")
 _BT = re.compile(r"\[bt\] \(\d+\) [^(]*\((?P<sym>[^+)]*)")
 _PY_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)')
@@ -127,10 +129,18 @@ def _python_error(lines: list[str]) -> tuple[str, str, str] | None:
     return found
 
 
+def hang_signature(stack: tuple[str, ...], seconds: float) -> Signature:
+    """A compile killed after `seconds` with `stack` (hang_stack.sample): where it hangs, not how long it
+    was given, is the bug (candidates get shorter limits than the original)."""
+    frames = tuple(f for f in stack if "::" in f)
+    raw = f"compile did not finish within {seconds:.3g} s"
+    return Signature("timeout", HANG_MESSAGE, hang_place(frames), frames[:4], "", raw)
+
+
 def signature_of(outcome: Outcome, timeout: float) -> Signature:
     """Classify one compile."""
     if outcome.timed_out:
-        return Signature("timeout", f"compile did not finish within {timeout:g} s", "", ())
+        return hang_signature(outcome.stack, min(timeout, outcome.seconds))
     if outcome.out_of_memory:
         return Signature("memory", "compile exceeded its memory cap", "", ())
     if outcome.over_quota:

@@ -1,7 +1,8 @@
-"""Warm compiles: a pool of `akg_worker` processes, each of which imported AKG once and forks a sandboxed
-child per compile. Workers are keyed by interpreter, compiler script and environment (AKG reads some
-variables at import), so a case never compiles in a worker started for another environment. A worker
-that dies is replaced; one that cannot start makes its key fall back to cold compiles."""
+"""Warm compiles: a pool of long-lived processes that imported the compiler once. An `akg_worker` forks a
+sandboxed child per compile; a `mismatch_runner` runs wrong-result checks itself, one after the other, and
+is retired after a failed check or a number of checks. Workers are keyed by program and environment (AKG
+reads some variables at import), so a case never compiles in a worker started for another environment.
+A worker that dies is replaced; one that cannot start makes its key fall back to cold compiles."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ import functools
 import json
 import os
 import select
+import shutil
+import signal
 import subprocess
 import tempfile
 import threading
@@ -17,16 +20,41 @@ import time
 from collections import Counter
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from reducer.compile import sandbox
 from reducer.compile.sandbox import LOG_NAME, CompileCancelled, Running
 
 WORKER_SCRIPT = str(Path(__file__).with_name("akg_worker.py"))
+RUNNER_SCRIPT = str(Path(__file__).with_name("mismatch_runner.py"))
 READY_SECONDS = 300.0  # importing AKG takes ~1 s; a worker silent this long is broken
 MAX_IDLE = 6  # idle workers kept across all keys; the least recently used beyond this are stopped
+RUNNER_CHECKS = 40  # a runner is replaced after this many checks, so that what leaks does not pile up
+PASSED, WRONG = 0, 1  # the exit codes of mismatch_run after which its runner stays in service
 
-WorkerKey = tuple[str, str, tuple[tuple[str, str], ...]]
+
+@dataclass(frozen=True)
+class Program:
+    """What a worker runs (argv) and when it retires: after `max_requests`, or a status not in `keep_after`."""
+
+    argv: tuple[str, ...]
+    max_requests: int | None = None
+    keep_after: frozenset[int] | None = None  # None: every status keeps it
+    home: bool = False  # runs in a working dir of its own (else in the reducer's; its children chdir)
+
+
+def compile_worker(python: str, compiler_script: str) -> Program:
+    """An akg_worker for `compiler_script`: a crash or hang kills only the compile's own child."""
+    return Program((python, WORKER_SCRIPT, compiler_script))
+
+
+def mismatch_runner(python: str) -> Program:
+    return Program((python, RUNNER_SCRIPT), RUNNER_CHECKS, frozenset({PASSED, WRONG}), home=True)
+
+
+WorkerKey = tuple[Program, tuple[tuple[str, str], ...]]
 
 
 class WorkerDied(Exception):
@@ -40,19 +68,26 @@ class WorkerUnavailable(Exception):
 class Worker:
     """One worker process and its line protocol; used by one thread at a time."""
 
-    def __init__(self, python: str, script: str, env: dict[str, str]) -> None:
+    def __init__(self, program: Program, env: dict[str, str]) -> None:
+        self.program = program
+        self.requests = 0
+        self.retired = False
         self._errors = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the worker, closed in stop()
+        # A runner keeps MindSpore's compiled kernels in its working dir (removed in stop()).
+        self._home = Path(tempfile.mkdtemp(prefix=f"{sandbox.PREFIX}{os.getpid()}-worker-")) if program.home else None
         try:
             self._proc = subprocess.Popen(
-                [python, WORKER_SCRIPT, script],
+                list(program.argv),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=self._errors,
+                cwd=self._home,
                 env={**env, sandbox.OWNER_ENV: str(os.getpid())},
                 start_new_session=True,  # Ctrl-C reaches the reducer, which ends the worker itself
             )
         except OSError as exc:
-            raise WorkerUnavailable(f"cannot start {python}: {exc}") from None
+            self._remove_home()
+            raise WorkerUnavailable(f"cannot start {program.argv[0]}: {exc}") from None
         self._buffer = b""
         self.last_used = time.monotonic()
         try:
@@ -82,8 +117,9 @@ class Worker:
         line, self._buffer = self._buffer.split(b"\n", 1)
         return json.loads(line)
 
-    def launch(self, argv: list[str], workdir: Path) -> Running:
-        request = {"dir": str(workdir), "log": LOG_NAME, "argv": argv, "file_limit": sandbox.FILE_SIZE_LIMIT}
+    def launch(self, fields: dict[str, Any], workdir: Path) -> Running:
+        """Send one request (`fields` and the dir, log and file-size cap) and return what runs it."""
+        request = {"dir": str(workdir), "log": LOG_NAME, "file_limit": sandbox.FILE_SIZE_LIMIT, **fields}
         stdin = self._proc.stdin
         assert stdin is not None
         try:
@@ -94,7 +130,16 @@ class Worker:
         started = self._message(None)
         assert started is not None
         self.last_used = time.monotonic()
+        self.requests += 1
         return _WarmChild(self, int(started["pid"]))
+
+    def finished(self, status: int) -> None:
+        """A request ended with `status`: retire the worker when its program says so."""
+        program = self.program
+        if program.keep_after is not None and status not in program.keep_after:
+            self.retired = True
+        if program.max_requests is not None and self.requests >= program.max_requests:
+            self.retired = True
 
     @property
     def alive(self) -> bool:
@@ -106,21 +151,36 @@ class Worker:
         with contextlib.suppress(OSError):
             if self._proc.stdin:
                 self._proc.stdin.close()
+        with contextlib.suppress(ProcessLookupError, PermissionError):  # a runner's compile server too
+            os.killpg(self._proc.pid, signal.SIGKILL)
         self._proc.kill()
         self._proc.wait()
         if self._proc.stdout:
             self._proc.stdout.close()
         self._errors.close()
+        self._remove_home()
+
+    def _remove_home(self) -> None:
+        if self._home is not None:
+            shutil.rmtree(self._home, ignore_errors=True)
 
 
 class _WarmChild:
+    """A request in flight: the worker's forked child, or the worker itself (a runner), which outlives the
+    request unless a limit stops it."""
+
     def __init__(self, worker: Worker, pid: int) -> None:
         self._worker = worker
         self.pid = pid
+        self.lives_on = pid == worker._proc.pid
 
     def wait(self, seconds: float | None) -> int | None:
         message = self._worker._message(seconds)
-        return None if message is None else int(message["status"])
+        if message is None:
+            return None
+        status = int(message["status"])
+        self._worker.finished(status)
+        return status
 
 
 class WorkerPool:
@@ -141,16 +201,16 @@ class WorkerPool:
         self.started = 0
 
     @staticmethod
-    def key(python: str, script: str, env: dict[str, str]) -> WorkerKey:
-        return python, script, tuple(sorted(env.items()))
+    def key(program: Program, env: dict[str, str]) -> WorkerKey:
+        return program, tuple(sorted(env.items()))
 
     def usable(self, key: WorkerKey) -> bool:
         return key not in self._broken and not self._closed
 
     def _start(self, key: WorkerKey) -> Worker:
-        python, script, env = key
+        program, env = key
         try:
-            worker = Worker(python, script, dict(env))
+            worker = Worker(program, dict(env))
         except WorkerUnavailable as exc:
             with self._lock:
                 if key not in self._broken:
@@ -173,7 +233,7 @@ class WorkerPool:
 
     def _take(self, key: WorkerKey) -> Worker | Future[Worker] | None:
         """Under the lock: an idle worker for `key`, else one that is starting; spares are asked for."""
-        found = next((i for i, (k, w) in enumerate(self._idle) if k == key and w.alive), None)
+        found = next((i for i, (k, w) in enumerate(self._idle) if k == key and w.alive and not w.retired), None)
         if found is not None:
             return self._idle.pop(found)[1]
         waiting = self._starting.setdefault(key, [])
@@ -217,7 +277,7 @@ class WorkerPool:
 
     def _put_back(self, key: WorkerKey, worker: Worker, keep: bool) -> None:
         with self._lock:
-            if keep and worker.alive and not self._closed:
+            if keep and worker.alive and not worker.retired and not self._closed:
                 self._idle.append((key, worker))
                 self._idle.sort(key=lambda item: item[1].last_used)
                 surplus = self._idle[: max(0, len(self._idle) - MAX_IDLE)]

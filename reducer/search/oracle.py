@@ -13,11 +13,12 @@ from typing import Protocol
 
 from reducer.compile.akg import cache_key, compile_case
 from reducer.compile.cache import CompileCache
-from reducer.compile.sandbox import CompileCancelled, Outcome, cancel_all
-from reducer.compile.signature import CODEGEN, Signature, matches, signature_of
+from reducer.compile.sandbox import CompileCancelled, HangCheck, Outcome, cancel_all
+from reducer.compile.signature import CODEGEN, Signature, hang_signature, matches, signature_of
 from reducer.core.case import Case, Expectation, TensorSpec
 from reducer.core.errors import InvalidKernel
 from reducer.kernels.kinds import outputs_of
+from reducer.search.hang_limit import HangLimit
 from reducer.search.passes.base import Edit
 
 
@@ -27,6 +28,7 @@ class Counters:
     invalid: int = 0
     cache_hits: int = 0  # a candidate seen before in this run
     stored_hits: int = 0  # a compile answered by the persistent cache
+    reconfirmed: int = 0  # a candidate hanging like the bug at the hang limit, left to run to the full one
     compile_seconds: float = 0.0
     started: float = field(default_factory=time.monotonic)
 
@@ -36,6 +38,7 @@ class Counters:
             "invalid": self.invalid,
             "cache_hits": self.cache_hits,
             "stored_hits": self.stored_hits,
+            **({"hangs_reconfirmed": self.reconfirmed} if self.reconfirmed else {}),
             "compile_seconds": round(self.compile_seconds, 2),
             "seconds": round(time.monotonic() - self.started, 2),
         }
@@ -57,7 +60,12 @@ class Compiler(Protocol):
     """compile_case, with or without a worker pool bound; test doubles take the same arguments."""
 
     def __call__(
-        self, case: Case, outputs: tuple[TensorSpec, ...], *, cancel: threading.Event | None = None
+        self,
+        case: Case,
+        outputs: tuple[TensorSpec, ...],
+        *,
+        cancel: threading.Event | None = None,
+        hang_check: HangCheck | None = None,
     ) -> Outcome: ...
 
 
@@ -84,6 +92,7 @@ class Oracle:
         # the compiles it no longer needs wind down while the next step starts.
         self._pool = ThreadPoolExecutor(self.jobs, thread_name_prefix="compile")
         self._prefetching: dict[str, tuple[Future[Verdict], threading.Event]] = {}
+        self.hang_limit = HangLimit() if expect.kind == "timeout" else None
 
     def __enter__(self) -> Oracle:
         return self
@@ -97,30 +106,51 @@ class Oracle:
         return self._run(case, outputs_of(case))
 
     def _run(
-        self, case: Case, outputs: tuple[TensorSpec, ...], cancel: threading.Event | None = None
+        self, case: Case, outputs: tuple[TensorSpec, ...], cancel: threading.Event | None = None, search: bool = False
     ) -> tuple[Signature, Outcome]:
-        outcome = self._compile(case, outputs, cancel=cancel)
+        """One compile; a search candidate of a hang is cut short when it hangs elsewhere (_hang_check)."""
+        check = self._hang_check(case) if search and self.hang_limit is not None else None
+        if check is None:
+            outcome = self._compile(case, outputs, cancel=cancel)
+        else:
+            outcome = self._compile(case, outputs, cancel=cancel, hang_check=check)
         with self._lock:
             self.counters.compiles += 1
             self.counters.compile_seconds += outcome.seconds
+        if self.hang_limit is not None and not outcome.timed_out:
+            self.hang_limit.finished(outcome.seconds)
         return signature_of(outcome, case.time_limit), outcome
 
     def run_many(self, case: Case, times: int) -> list[tuple[Signature, Outcome]]:
         """Compile the same case `times` times, up to `jobs` at once."""
         return list(self._pool.map(self.run, [case] * times))
 
+    def _hang_check(self, case: Case) -> HangCheck:
+        """The stack of a candidate still running after the hang limit must show the bug's hang, else it
+        is stopped there; one that does runs on to the full limit (counted as reconfirmed)."""
+        assert self.hang_limit is not None
+
+        def same(stack: tuple[str, ...]) -> bool:
+            hangs_here = matches(hang_signature(stack, 0), self.expect)
+            if hangs_here:
+                with self._lock:
+                    self.counters.reconfirmed += 1
+            return hangs_here
+
+        return HangCheck(self.hang_limit.limit(case.time_limit), same)
+
     def _signature(self, case: Case, cancel: threading.Event | None) -> Signature:
         """From the persistent cache when it knows this exact compile, else compiled (and stored)."""
         outputs = outputs_of(case)
         if self._stored is None:
-            return self._run(case, outputs, cancel)[0]
+            return self._run(case, outputs, cancel, search=True)[0]
         key = cache_key(case, outputs)
         sig = self._stored.get(key)
         if sig is not None:
             with self._lock:
                 self.counters.stored_hits += 1
             return sig
-        sig, outcome = self._run(case, outputs, cancel)
+        sig, outcome = self._run(case, outputs, cancel, search=True)
         self._stored.put(key, sig, outcome.seconds)
         return sig
 

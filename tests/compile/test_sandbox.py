@@ -16,8 +16,8 @@ import psutil
 import pytest
 from conftest import sandboxed_processes
 
-from reducer.compile.sandbox import Outcome, run_sandboxed, supervise
-from reducer.compile.warm import Worker
+from reducer.compile.sandbox import HangCheck, Outcome, run_sandboxed, supervise
+from reducer.compile.warm import Worker, compile_worker
 
 ENV = {"PATH": "/usr/bin:/bin"}
 
@@ -26,16 +26,18 @@ class Launcher:
     """Runs Python code as one sandboxed compile, cold (a new process) or warm (forked from a worker)."""
 
     def __init__(self, mode: str, scripts_dir: Path) -> None:
-        self.worker = Worker(sys.executable, str(scripts_dir / "unused.py"), ENV) if mode == "warm" else None
+        program = compile_worker(sys.executable, str(scripts_dir / "unused.py"))
+        self.worker = Worker(program, ENV) if mode == "warm" else None
         self._scripts_dir = scripts_dir
         self._scripts = iter(range(1000))
 
-    def run(self, code: str, timeout: float = 5, memory: int = 512, collect=None) -> Outcome:
+    def run(self, code: str, timeout: float = 5, memory: int = 512, collect=None, hang_check=None) -> Outcome:
         if self.worker is None:
-            return run_sandboxed([sys.executable, "-c", code], {}, ENV, timeout, memory, collect)
+            return run_sandboxed([sys.executable, "-c", code], {}, ENV, timeout, memory, collect, None, hang_check)
         script = self._scripts_dir / f"compile{next(self._scripts)}.py"
         script.write_text(code)
-        return supervise(functools.partial(self.worker.launch, [str(script)]), {}, timeout, memory, collect)
+        launch = functools.partial(self.worker.launch, {"argv": [str(script)]})
+        return supervise(launch, {}, timeout, memory, collect, None, hang_check)
 
     def compiles_alive(self) -> list[psutil.Process]:
         """Compile processes of this test still running (the warm worker itself is not one)."""
@@ -74,6 +76,24 @@ def test_hang_times_out_and_leaves_no_process(launcher: Launcher) -> None:
     out = launcher.run("import time; time.sleep(60)", timeout=1)
     assert out.timed_out and out.seconds < 10
     assert not launcher.compiles_alive()
+
+
+@pytest.mark.parametrize("same_place", [False, True])
+def test_a_hang_check_stops_a_hang_elsewhere_early_and_lets_the_same_one_run_on(
+    launcher: Launcher, same_place: bool
+) -> None:
+    seen: list[tuple[str, ...]] = []
+
+    def same(stack: tuple[str, ...]) -> bool:
+        seen.append(stack)
+        return same_place
+
+    check = HangCheck(0.5, same)
+    out = launcher.run("import time; time.sleep(600)", timeout=4 if same_place else 300, hang_check=check)
+    assert out.timed_out and len(seen) == 1 and out.stack  # sampled where it was (here: the kernel's view)
+    assert out.seconds >= 4 if same_place else out.seconds < 60
+    assert not launcher.compiles_alive()
+    assert launcher.worker is None or launcher.worker.alive  # only the compile's own child was killed
 
 
 def test_children_ignoring_sigterm_are_killed(launcher: Launcher) -> None:

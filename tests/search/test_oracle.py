@@ -1,12 +1,14 @@
 """The oracle's parallel search: the earliest interesting candidate wins whatever finishes first, compiles
-that can no longer matter are killed, and a guessed next query is compiled ahead and then reused."""
+that can no longer matter are killed, and a guessed next query is compiled ahead and then reused; a hang's
+candidates are looked at early and only a hang in the bug's place runs on to the full limit."""
 
 from __future__ import annotations
 
 import itertools
 import threading
 
-from reducer.compile.sandbox import CompileCancelled, Outcome
+from reducer.compile.sandbox import CompileCancelled, HangCheck, Outcome
+from reducer.compile.signature import HANG_MESSAGE
 from reducer.core.case import Case, Expectation, TensorSpec
 from reducer.search.oracle import Oracle
 from reducer.search.passes import Edit
@@ -67,3 +69,35 @@ def test_the_guessed_next_query_is_compiled_ahead_and_reused() -> None:
         assert oracle.first_interesting([after]) is after
         assert oracle.counters.compiles == 2  # `after` compiled once, ahead of its query
     assert sorted(compiler.compiled) == [0, 1]
+
+
+HANG = Expectation("timeout", HANG_MESSAGE, "akg::ir::poly::ComputeTransferCopyin::Run", exact=True)
+
+
+class HangingCompiler:
+    """Hangs in the pass its attrs name (`hang`), else finishes after `seconds`; what the sandbox does with
+    a HangCheck is played here: the stack is shown at `after`, and only a hang there runs on."""
+
+    def __init__(self) -> None:
+        self.checks: list[float] = []
+
+    def __call__(self, c: Case, outputs, cancel=None, hang_check: HangCheck | None = None) -> Outcome:
+        place = c.attrs.get("hang")
+        if place is None:
+            return Outcome(0, None, False, False, float(c.attrs.get("seconds", 0.1)), "")
+        assert hang_check is not None
+        self.checks.append(hang_check.after)
+        stack = (f"akg::ir::poly::{place}::Run", "akg::ir::poly::SchedulePassMgr::Run")
+        seconds = c.time_limit if hang_check.same(stack) else hang_check.after
+        return Outcome(None, None, True, False, seconds, "", stack=stack)
+
+
+def test_a_hang_elsewhere_is_stopped_early_and_the_limit_follows_finishing_compiles() -> None:
+    compiler = HangingCompiler()
+    with Oracle(HANG, compiler=compiler) as oracle:
+        slow = Case("k", SOURCE, "f", (TensorSpec((2,), "float32"),), attrs={"seconds": 3.0}, timeout=60)
+        assert not oracle.interesting(slow)
+        assert not oracle.interesting(slow.with_(attrs={"hang": "ComputeSchedule"}))
+        assert oracle.interesting(slow.with_(attrs={"hang": "ComputeTransferCopyin"}))
+    assert compiler.checks == [5 * 3.0, 5 * 3.0]  # HANG_FACTOR x the slowest finishing compile
+    assert oracle.counters.reconfirmed == 1  # only the hang in the bug's pass ran on to the full limit

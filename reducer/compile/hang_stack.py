@@ -1,0 +1,83 @@
+"""Where a compile was when it was killed at its deadline: its native stack sampled with py-spy (the
+symbols of AKG's frames, innermost first), or, when py-spy is missing or may not attach, the kernel's view
+of the process (/proc/<pid>/wchan and /proc/<pid>/stack), which tells a wait from a busy loop."""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import psutil
+
+SAMPLE_SECONDS = 20.0  # py-spy reads the symbols of libakg.so first; on this machine it takes ~1 s
+KEEP_FRAMES = 8
+_PY_SPY_FRAME = re.compile(r"^\s+(?P<symbol>.+?) \((?P<where>[^()]*)\)$")
+_OURS = re.compile(r"^(?:akg|air|tvm|llvm)::")
+_BORING = ("PassMgr::Run", "_M_invoke", "TVMFuncCall", "AssignTypedLambda")
+
+
+def py_spy() -> str | None:
+    """The py-spy beside this interpreter (installed with akg-reduce), else one on PATH."""
+    beside = Path(sys.executable).with_name("py-spy")
+    return str(beside) if beside.is_file() else shutil.which("py-spy")
+
+
+def _native_frames(text: str) -> list[str]:
+    """The frame symbols of py-spy's dump of the busiest thread, innermost first, C++ arguments cut off."""
+    frames: list[str] = []
+    for line in text.splitlines():
+        if line.startswith("Thread ") and frames:
+            break
+        match = _PY_SPY_FRAME.match(line)
+        if match:
+            frames.append(match["symbol"].split("(")[0].strip())
+    return frames
+
+
+def _kernel_view(pid: int) -> tuple[str, ...]:
+    frames = []
+    with contextlib.suppress(OSError):
+        frames.append(f"wchan: {Path(f'/proc/{pid}/wchan').read_text().strip() or 'running'}")
+    with contextlib.suppress(OSError):
+        frames += [line.split("] ", 1)[-1] for line in Path(f"/proc/{pid}/stack").read_text().splitlines()[:3]]
+    return tuple(frames)
+
+
+def sample(pids: list[int]) -> tuple[str, ...]:
+    """The AKG frames (innermost first) of the first of `pids` that is in AKG, else the kernel's view of
+    the first; () when none can be read."""
+    tool = py_spy()
+    for pid in pids:
+        if tool is None:
+            break
+        try:
+            dump = subprocess.run(
+                [tool, "dump", "--native", "--pid", str(pid)], capture_output=True, text=True, timeout=SAMPLE_SECONDS
+            )
+        except (OSError, subprocess.SubprocessError):
+            break
+        frames = [f for f in _native_frames(dump.stdout) if _OURS.match(f)]
+        if frames:
+            return tuple(frames[:KEEP_FRAMES])
+    return _kernel_view(pids[0]) if pids else ()
+
+
+def hang_place(frames: tuple[str, ...]) -> str:
+    """The frame that names where a compile hangs: the innermost AKG frame that is a pass or an analysis
+    (`akg::ir::poly::ComputeTransferCopyin::Run`), not the isl or helper code below it, nor a pass manager."""
+    runs = [f for f in frames if f.endswith("::Run") and not f.endswith(_BORING)]
+    named = [f for f in frames if f.startswith("akg::") and not f.endswith(_BORING)]
+    return (runs or named or [""])[0]
+
+
+def tree_pids(pid: int) -> list[int]:
+    """`pid` and its descendants, the compile's process first."""
+    try:
+        root = psutil.Process(pid)
+        return [pid, *(p.pid for p in root.children(recursive=True))]
+    except psutil.NoSuchProcess:
+        return []
