@@ -56,6 +56,7 @@ class _Teed:
         except PermissionError:
             raise InputError(f"command not executable: {command[0]}") from None
         self.pid = self._proc.pid
+        self.lives_on = False
         self._copier = threading.Thread(target=self._copy, args=(log, echo), daemon=True)
         self._copier.start()
 
