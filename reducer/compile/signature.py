@@ -133,8 +133,11 @@ def hang_signature(stack: tuple[str, ...], seconds: float) -> Signature:
     """A compile killed after `seconds` with `stack` (hang_stack.sample): where it hangs, not how long it
     was given, is the bug (candidates get shorter limits than the original)."""
     frames = tuple(f for f in stack if "::" in f)
+    place = hang_place(frames)
+    # The frames from the hang's pass outward: the ones below it depend on the instant of the sample.
+    outward = frames[frames.index(place) :] if place else ()
     raw = f"compile did not finish within {seconds:.3g} s"
-    return Signature("timeout", HANG_MESSAGE, hang_place(frames), frames[:4], "", raw)
+    return Signature("timeout", HANG_MESSAGE, place, outward[:4], "", raw)
 
 
 def signature_of(outcome: Outcome, timeout: float) -> Signature:

@@ -8,7 +8,7 @@ import signal
 from conftest import HERE
 
 from reducer.compile.sandbox import Outcome
-from reducer.compile.signature import mask, matches, message_regex, signature_of
+from reducer.compile.signature import hang_signature, mask, matches, message_regex, signature_of
 from reducer.core.case import Expectation
 
 DATA = HERE / "data"
@@ -43,6 +43,24 @@ def test_signal_timeout_memory_and_success() -> None:
     assert signature_of(outcome("", None, timed_out=True), 5).kind == "timeout"
     assert signature_of(outcome("", None, oom=True), 5).kind == "memory"
     assert signature_of(outcome("all good", 0), 5).kind == "none"
+
+
+PASS_MGR = "akg::ir::poly::SchedulePassMgr::Run"
+OUTWARD = (PASS_MGR, PASS_MGR, "akg::ir::poly::Scop::Transform")
+
+
+def test_a_hang_is_the_pass_it_hangs_in_whenever_the_stack_is_sampled() -> None:
+    """Two samples of pointnet_head_hang's native stack (py-spy, innermost first), one taken while
+    ComputeTransferCopyin was in a helper: the same bug, with any limit; a hang in another pass is not."""
+    inside_helper = ("isl_basic_map_intersect", "akg::ir::poly::DependenceAnalysis")
+    pass_frame = ("akg::ir::poly::ComputeTransferCopyin::Run",)
+    early = hang_signature((*inside_helper, *pass_frame, *OUTWARD), 15)
+    late = hang_signature(("isl_union_map_compute_flow", *pass_frame, *OUTWARD), 5)
+    assert early == late and early.bug_key() == late.bug_key()
+    assert early.location == "akg::ir::poly::ComputeTransferCopyin::Run" and early.frames == (*pass_frame, *OUTWARD)
+    assert matches(late, early.expectation())
+    elsewhere = hang_signature(("akg::ir::poly::InitSchedule::Run", *OUTWARD), 15)
+    assert not matches(elsewhere, early.expectation())
 
 
 def test_mask_hides_numbers_addresses_and_paths_not_names() -> None:
