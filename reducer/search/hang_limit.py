@@ -18,7 +18,6 @@ class HangLimit:
     def __init__(self) -> None:
         self._recent: deque[float] = deque(maxlen=RECENT)
         self._lock = threading.Lock()
-        self.last = 0.0  # the limit given last, for the statistics
 
     def finished(self, seconds: float) -> None:
         """A compile of this run ended (with or without an error) after `seconds`."""
@@ -29,5 +28,4 @@ class HangLimit:
         """The limit of the next candidate whose own limit is `full`."""
         with self._lock:
             slowest = max(self._recent, default=0.0)
-            self.last = min(full, max(HANG_FLOOR, HANG_FACTOR * slowest))
-            return self.last
+            return min(full, max(HANG_FLOOR, HANG_FACTOR * slowest))
