@@ -61,6 +61,31 @@ def output_types(outputs):
     return tuple(shapes), tuple(dtypes)
 
 
+def poison_value(dtype):
+    """What an output element AKG never wrote reads as: NaN, or the integer type's minimum."""
+    if dtype == "bool":
+        return True
+    if dtype.startswith(("int", "uint")):
+        return int(np.iinfo(dtype).min)
+    return float("nan")
+
+
+def poison(outputs):
+    """Leave poison where MindSpore will put the kernel's outputs: tensors of their shapes and dtypes,
+    computed by MindSpore and freed, so its memory pool hands their blocks to the outputs. Without this an
+    element the kernel never writes reads as whatever the pool held: zero in a new process (where a
+    reference of zeros then matches), a value of an earlier kernel in a process that ran one."""
+    import mindspore as ms
+    from mindspore import ops
+
+    held = [
+        ops.full(tuple(o["shape"]), poison_value(o["dtype"]), dtype=ms.dtype.pytype_to_dtype(np.dtype(o["dtype"])))
+        for o in outputs
+    ]
+    for tensor in held:
+        tensor.asnumpy()  # computed now, not when the kernel runs
+
+
 def run(spec, folder):
     import mindspore as ms
     from mindspore import Tensor, ops
@@ -73,6 +98,7 @@ def run(spec, folder):
 
     def on_akg(attrs):
         custom = ops.Custom(kernel(function, compile_attrs=attrs), out_shape, out_dtype, func_type="hybrid")
+        poison(spec["outputs"])
         result = custom(*[Tensor(a) for a in arrays])
         return [r.asnumpy() for r in (result if isinstance(result, (tuple, list)) else [result])]
 
