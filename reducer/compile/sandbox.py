@@ -281,7 +281,9 @@ def hold(
                     continue
                 stopped.timed_out = True
                 break
-            if _cancelled.is_set() or (cancel is not None and cancel.is_set()):
+            # A runner's check is left to finish: killing it would cost a new runner (seconds of
+            # MindSpore's import) to save the rest of a check that takes a fraction of a second.
+            if _cancelled.is_set() or (cancel is not None and cancel.is_set() and not running.lives_on):
                 break
             if workdir is not None and time.monotonic() > next_dir_check:
                 next_dir_check = time.monotonic() + DIR_CHECK_SECONDS
