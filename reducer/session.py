@@ -267,6 +267,7 @@ def _reduce(
                 "resumed": resumed,
                 "repeat": repeat,
                 "original_runs": f"{original.matching} of {original.runs}",
+                "original_seconds": round(original.slowest, 1),
                 "search_timeout": searched.timeout,
                 "warm": not settings.cold,
                 "diagnosis_compiles": diagnosis.compiles if diagnosis else 0,

@@ -141,6 +141,12 @@ def _mismatch_repro(case: Case, outputs: tuple[TensorSpec, ...]) -> str:
     return _render("mismatch_repro.py.j2", runner="\n".join(runner.splitlines()[: guard.lineno - 1]), spec=spec)
 
 
+def _repro_timeout(case: Case) -> int:
+    """How long repro.py lets the compile run: the case's limit, at least a minute (a machine slower than
+    this one must not make a kernel that compiles look like a hang)."""
+    return int(max(case.time_limit, 60))
+
+
 def _compile_repro(b: BundleInput, reduced: Case, info: dict[str, Any], mindspore: str) -> str:
     return _render(
         "repro.py.j2",
@@ -153,7 +159,7 @@ def _compile_repro(b: BundleInput, reduced: Case, info: dict[str, Any], mindspor
         kind=b.signature.kind,
         message_regex=message_regex(b.signature.message),
         where=b.signature.location.split(":")[0] if b.signature.location else "",
-        timeout=int(max(reduced.time_limit, 60)),
+        timeout=_repro_timeout(reduced),
         akg_build=b.build.name if b.build else "cpu",
     )
 
@@ -206,6 +212,7 @@ def _issue(
         origin=b.origin,
         triage=b.triage,
         well_formed=_well_formed(b),
+        repro_timeout=_repro_timeout(reduced),
     )
 
 

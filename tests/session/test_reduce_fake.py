@@ -226,3 +226,22 @@ def test_bundle_has_no_local_paths_users_or_secrets(tmp_path: Path) -> None:
     assert "s3cr3t-value-42" not in text
     assert str(tmp_path) not in text and str(Path.cwd()) not in text
     assert "HUB_TOKEN" in (bundle / "original" / "crash.yaml").read_text()  # the key stays, the value goes
+
+
+@pytest.mark.timeout(300)
+def test_a_hang_is_reduced_and_reported_as_a_hang(tmp_path: Path, monkeypatch) -> None:
+    """`expect: {kind: timeout}`: every candidate that still hangs is the bug; ISSUE.md says the compile
+    hangs, how long the original ran before it was killed, and what repro.py waits for."""
+    monkeypatch.setenv("FAKE_COMPILER_HANG_WITHOUT", "needed")
+    crash = write_case(tmp_path / "hangs", timeout=1, expect={"kind": "timeout"})
+    bundle, stats = _reduce(crash, tmp_path / "out", jobs=2, diagnose=False)
+    reduction = json.loads((bundle / "reduction.json").read_text())
+    assert reduction["signature"]["kind"] == "timeout"
+    assert reduction["reduced"]["tokens"] < reduction["original"]["tokens"]
+    assert stats["original_seconds"] >= 1.0
+    issue = (bundle / "ISSUE.md").read_text()
+    assert "AKG **hangs** compiling a Hybrid DSL kernel" in issue
+    assert f"killed after {stats['original_seconds']} s (the original case, in 2 of 2 runs" in issue
+    assert "instead of hanging" in issue and "internal check" not in issue
+    assert "It gives the\n   compile 60 s and reports a hang" in issue
+    assert "TIMEOUT = 60" in (bundle / "repro.py").read_text()
