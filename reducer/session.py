@@ -19,10 +19,18 @@ from reducer.compile.akg import akg_build, compile_case, find_toolchain, freeze_
 from reducer.compile.builds import cuda_facts
 from reducer.compile.cache import CompileCache
 from reducer.compile.sandbox import Outcome, allow_compiles, cancel_all, sweep_orphans, temp_dir
-from reducer.compile.signature import CODEGEN, Signature, matches, signature_of
+from reducer.compile.signature import CODEGEN, Signature, matches, signature_of, why_unplaced
 from reducer.compile.warm import WorkerPool
 from reducer.core.case import Case, Expectation, TensorSpec
-from reducer.core.errors import CompilesFine, FailsDifferently, Flaky, InvalidKernel, NeedsCodegen, NotFailingError
+from reducer.core.errors import (
+    CompilesFine,
+    FailsDifferently,
+    Flaky,
+    InvalidKernel,
+    NeedsCodegen,
+    NotFailingError,
+    Unplaced,
+)
 from reducer.core.files import write_atomic
 from reducer.diagnosis.diagnose import DEFAULT_BUDGET, Diagnosis, diagnose
 from reducer.diagnosis.stage import failing_stage
@@ -127,6 +135,9 @@ def original_signature(
         sig = wanted[0]
     else:
         sig = Counter(failing).most_common(1)[0][0]
+    unplaced = why_unplaced(sig)
+    if unplaced:
+        raise Unplaced(unplaced)
     matching = sum(matches(s, sig.expectation()) for s in signatures)
     if matching < runs and repeat == 1:
         others = "; ".join(sorted({s.one_line() if s.kind != "none" else "compiled" for s in signatures}))

@@ -14,7 +14,7 @@ from typing import Any
 from reducer.bundle.write import Origin, bundle_triage
 from reducer.capture.found import FoundKernel, write_case
 from reducer.compile.signature import Signature
-from reducer.core.case import Case, Expectation
+from reducer.core.case import Case
 from reducer.core.errors import CompilesFine, InputError, NotFailingError
 from reducer.core.files import write_atomic
 from reducer.inputs.failure_log import LogFindings, clean
@@ -66,10 +66,6 @@ def _seen_in_run(sig: Signature, findings: LogFindings, log: str) -> bool:
     return any(t in log for t in texts)
 
 
-def _expect(sig: Signature) -> Expectation:
-    return Expectation(sig.kind, sig.raw or sig.message, sig.location.split(":")[0] if sig.location else "")
-
-
 @dataclass
 class _Checked:
     kernel: FoundKernel
@@ -113,7 +109,7 @@ def _check(
         shown = "; ".join(findings.akg_errors[:2]) or facts.final_error or "no AKG error"
         why = f"on its own it fails with [{sig.one_line()}], which the run did not show ({shown})"
         return NOT_REPRODUCED, {**entry, "why": why}
-    crash = write_case(kernel, env, folder, _header(kernel, facts), _expect(sig))
+    crash = write_case(kernel, env, folder, _header(kernel, facts), sig.expectation())
     return _Checked(kernel, crash, load_input(crash), sig)
 
 

@@ -14,14 +14,22 @@ import subprocess
 import sys
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from reducer.compile.builds import PLUGINS, AkgBuild, choose_build, shipped
+from reducer.compile import crash_stack
+from reducer.compile.builds import PLUGINS, AkgBuild, choose_build, cuda_facts, shipped
 from reducer.compile.cache import compile_key
 from reducer.compile.sandbox import HangCheck, Outcome, run_sandboxed, supervise
-from reducer.compile.warm import WorkerDied, WorkerPool, WorkerUnavailable, compile_worker, mismatch_runner
+from reducer.compile.warm import (
+    Program,
+    WorkerDied,
+    WorkerPool,
+    WorkerUnavailable,
+    compile_worker,
+    mismatch_runner,
+)
 from reducer.core.case import Case, TensorSpec
 from reducer.core.errors import InputError
 from reducer.kernels.kinds import GRAPH, info_text, kind_of
@@ -34,6 +42,7 @@ WHITELIST_ENV = "AKG_WHITE_LIST_PATH"
 FROZEN_TILING = "akg_reduce_frozen_tiling.json"  # an empty tiling repository, written next to the .info
 SET_BY_AKG = {"target", "process"}  # AKG sets these from the .info itself
 WORKER_ATTEMPTS = 2  # a compile whose worker died is rerun once in a fresh worker
+GDB_SLOWDOWN = 3  # a compile under gdb may take this many times its own limit (symbols of libakg.so, ptrace)
 
 _PROBE = """
 import importlib.metadata, importlib.util, json, platform, sys
@@ -158,20 +167,47 @@ def compile_case(
         files = kernel_files(case, outputs)
         command = compile_command(toolchain, case.attrs)
         program, request = compile_worker(toolchain.python, toolchain.compiler_script), {"argv": command[1:]}
+    outcome = _run(command, files, env, case, (program, request), pool, collect, cancel, hang_check)
+    if outcome.signal is not None and case.mismatch is None:
+        return replace(outcome, stack=crash_place(command, files, env, case))
+    return outcome
+
+
+def _run(
+    command: list[str],
+    files: dict[str, str],
+    env: dict[str, str],
+    case: Case,
+    warm: tuple[Program, dict[str, Any]],
+    pool: WorkerPool | None,
+    collect: Callable[[Path], Any] | None,
+    cancel: threading.Event | None,
+    hang_check: HangCheck | None,
+) -> Outcome:
     if pool is not None:
-        key = pool.key(program, env)
+        key = pool.key(warm[0], env)
         for _ in range(WORKER_ATTEMPTS):
             if not pool.usable(key):
                 break
             try:
                 with pool.worker(key) as worker:
-                    launch = functools.partial(worker.launch, request)
+                    launch = functools.partial(worker.launch, warm[1])
                     return supervise(launch, files, case.time_limit, case.memory, collect, cancel, hang_check)
             except WorkerUnavailable:
                 break
             except WorkerDied:
                 continue
     return run_sandboxed(command, files, env, case.time_limit, case.memory, collect, cancel, hang_check)
+
+
+def crash_place(command: list[str], files: dict[str, str], env: dict[str, str], case: Case) -> tuple[str, ...]:
+    """The innermost AKG frames of a compile that died by a signal: the same compile once more under gdb
+    (crash_stack); () when gdb is missing or the crash did not recur."""
+    tool = crash_stack.gdb()
+    if tool is None:
+        return ()
+    again = run_sandboxed(crash_stack.under_gdb(tool, command), files, env, GDB_SLOWDOWN * case.time_limit, case.memory)
+    return crash_stack.frames(again.output)
 
 
 def freeze_attrs(case: Case) -> Case:
@@ -237,7 +273,13 @@ def cache_key(case: Case, outputs: tuple[TensorSpec, ...]) -> str:
     toolchain = find_toolchain(case.python, case.compiler)
     build = akg_build(case)
     compiler_input = {"info": info_text(case, outputs), "attrs": case.attrs, "env": case.env}
-    return compile_key({**compiler_identity(toolchain), "akg_build": build.name if build else ""}, compiler_input)
+    identity = {**compiler_identity(toolchain), "akg_build": build.name if build else ""}
+    if case.mismatch is not None:  # the check itself decides the verdict: a new check, new verdicts
+        compiler_input["mismatch"] = mismatch_spec(case, outputs)
+        identity["check_sha256"] = hashlib.sha256(Path(MISMATCH_SCRIPT).read_bytes()).hexdigest()
+    if case.target == "cuda":  # how far the GPU pipeline gets depends on the machine's GPU and nvcc
+        identity["cuda_machine"] = json.dumps(cuda_facts(), sort_keys=True)
+    return compile_key(identity, compiler_input)
 
 
 def host_facts(toolchain: Toolchain) -> dict[str, str]:

@@ -21,6 +21,8 @@ import sys
 import time
 
 PR_SET_PDEATHSIG = 1
+PR_SET_PTRACER = 0x59616D61
+OWNER_ENV = "AKG_REDUCE_SANDBOX"  # the reducer's pid, set by it
 
 
 def preload(script: str) -> None:
@@ -67,7 +69,11 @@ def _child(request: dict, protocol_fds: tuple[int, ...], worker: int) -> None:
     code = 1
     try:
         os.setsid()
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        # The reducer's py-spy samples a hanging compile: under Yama's ptrace_scope 1 only the compile's
+        # ancestors may read its stack, unless it names the reducer as its tracer.
+        libc.prctl(PR_SET_PTRACER, int(os.environ.get(OWNER_ENV, "0")), 0, 0, 0)
         if os.getppid() != worker:  # the worker died before the line above
             os._exit(1)
         for fd in protocol_fds:

@@ -31,6 +31,7 @@ DIR_CHECK_SECONDS = 0.5
 POLL_SECONDS = 0.02
 TREE_EVERY = 5  # polls between two scans for new processes in the compile's tree
 PR_SET_PDEATHSIG = 1
+PR_SET_PTRACER = 0x59616D61  # Yama: who may read this process's stack besides its ancestors
 PREFIX = "akg-reduce-"  # every temp dir of a reducer is PREFIX<its pid>-..., so a later run can sweep it
 OWNER_ENV = "AKG_REDUCE_SANDBOX"  # set for every compile process: the pid of the reducer that started it
 LOG_NAME = ".compile-output"  # stdout and stderr of the compile, in its temp dir
@@ -80,6 +81,9 @@ def dying_with_this_process() -> Callable[[], None]:
 
 def _limits(parent: int) -> None:
     die_with_parent(parent)
+    # py-spy, a child of the reducer, samples a hanging compile; under Yama's ptrace_scope 1 (Ubuntu's
+    # default) only the compile's ancestors may, unless the compile names the reducer as its tracer.
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PTRACER, parent, 0, 0, 0)
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     resource.setrlimit(resource.RLIMIT_FSIZE, (FILE_SIZE_LIMIT, FILE_SIZE_LIMIT))
 

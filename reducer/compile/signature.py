@@ -8,6 +8,7 @@ import signal as signals
 from dataclasses import dataclass, field
 from typing import Any
 
+from reducer.compile.crash_stack import gdb, is_generic
 from reducer.compile.hang_stack import hang_place
 from reducer.compile.sandbox import Outcome
 from reducer.core.case import Expectation
@@ -20,7 +21,7 @@ _CUDA_CODEGEN = ("arch(sm_xy) is not passed", "cannot find nvcc", "No such file 
 CODEGEN = "codegen"  # the Signature kind of it: not a failure of AKG, not a pass either
 HANG_MESSAGE = "compile did not finish within its time limit"
 _AKG_ERROR = re.compile(r"^\[ERROR\] AKG:\S+ \[(?P<loc>[\w./-]+:\d+)\] \[(?P<comp>[^\]]*)\] (?P<msg>.*)$")
-_BT = re.compile(r"\[bt\] \(\d+\) [^(]*\((?P<sym>[^+)]*)")
+_BT = re.compile(r"\[bt\] \((?P<index>\d+)\) [^(]*\((?P<sym>[^+)]*)")
 _PY_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)')
 _PY_EXC = re.compile(r"^(?P<type>[A-Za-z_][\w.]*(?:Error|Exception|Exit)): ?(?P<msg>.*)$")
 _FATAL_PY = re.compile(r"^(?:Fatal Python error|Segmentation fault|terminate called)")
@@ -32,7 +33,11 @@ _PATH = re.compile(r"(?:/[\w.+-]+){2,}")
 _NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w])")
 # Names AKG generates for variables (cc7, i0): their number changes with the kernel's shape.
 _GENERATED_NAME = re.compile(r"\b(?P<prefix>[a-z]{1,2})\d+\b")
-SIGNATURE_FORMAT = 2  # bump when mask() changes: stored signatures of another format are not reused
+_WHAT = re.compile(r"^\s*what\(\):\s*(?P<what>.+)$")  # the C++ exception that ended in std::terminate
+_LINE = re.compile(r":\d+$")
+# Bump when what a signature holds changes (masking, frames): stored signatures of another format are not
+# reused, and a night re-checks the cases it recorded under another format.
+SIGNATURE_FORMAT = 3
 
 
 def mask(text: str) -> str:
@@ -75,9 +80,16 @@ class Signature:
             str(data.get("raw", "")),
         )
 
+    @property
+    def place(self) -> str:
+        """The location without its line: a check's source file (a line moves between releases), a hang's pass."""
+        return _LINE.sub("", self.location)
+
     def bug_key(self) -> str:
-        """A short stable id of the bug this signature stands for (what `==` compares)."""
-        blob = "\0".join([self.kind, self.message, self.location, *self.frames, self.component])
+        """A short stable id of the bug this signature stands for: kind, message, the file of the failing
+        check (not its line), the innermost frame and the component; the same across MindSpore releases
+        whose AKG only moved the check to another line."""
+        blob = "\0".join([self.kind, self.message, self.place, *self.frames[:1], self.component])
         return hashlib.sha256(blob.encode()).hexdigest()[:12]
 
     @staticmethod
@@ -89,43 +101,49 @@ class Signature:
         return key if target == "cpu" else f"{key}@{target}"
 
     def one_line(self) -> str:
-        at = f" at {self.location}" if self.location else ""
+        at = f" at {self.location}" if self.location else f" in {self.frames[0]}" if self.frames else ""
         return f"{self.kind}: {self.raw or self.message}{at}"
 
     def expectation(self) -> Expectation:
-        """The exact expectation a reduction of this failure must keep."""
-        return Expectation(self.kind, self.message, self.location or (self.frames[:1] or ("",))[0], exact=True)
+        """The exact expectation a reduction of this failure must keep (see matches)."""
+        return Expectation(self.kind, self.message, self.location, self.frames[0] if self.frames else "", exact=True)
 
 
 NO_FAILURE = Signature("none", "", "", ())
 
 
 def _frames(lines: list[str]) -> tuple[str, ...]:
-    frames: list[str] = []
+    """The symbols of AKG's `[bt]` lines, innermost first, logging and generic frames dropped."""
+    numbered: list[tuple[int, str]] = []
     for line in lines:
         m = _BT.search(line)
         if m:
             sym = m.group("sym").split("(")[0].strip()
-            if sym and not any(n in sym for n in _NOISE_FRAMES) and sym not in frames:
-                frames.append(sym)
-        if line.startswith("Traceback") and frames:
+            if sym and not any(n in sym for n in _NOISE_FRAMES) and not is_generic(sym):
+                numbered.append((int(m.group("index")), sym))
+        if line.startswith("Traceback") and numbered:
             break
+    frames: list[str] = []
+    for _, sym in sorted(numbered):  # MindSpore's log prints some backtraces outermost first
+        if sym not in frames:
+            frames.append(sym)
     return tuple(frames[:4])
 
 
-def _python_error(lines: list[str]) -> tuple[str, str, str] | None:
-    """The last meaningful Python exception: (raw message, location, component)."""
-    location = ""
-    found: tuple[str, str, str] | None = None
+def _python_error(lines: list[str]) -> tuple[str, str, str, str] | None:
+    """The last meaningful Python exception: (raw message, location, component, function)."""
+    location = function = ""
+    found: tuple[str, str, str, str] | None = None
     for line in lines:
         frame = _PY_FRAME.match(line)
         if frame:
             location = f"{frame.group('file').rsplit('/', 1)[-1]}:{frame.group('line')}"
+            function = frame.group("func")
             continue
         exc = _PY_EXC.match(line.strip())
         if exc and exc.group("msg").strip() not in _GENERIC_EXC:
             msg = exc.group("msg").strip()
-            found = (f"{exc.group('type').rsplit('.', 1)[-1]}: {msg}", location, "python")
+            found = (f"{exc.group('type').rsplit('.', 1)[-1]}: {msg}", location, "python", function)
     return found
 
 
@@ -161,8 +179,9 @@ def signature_of(outcome: Outcome, timeout: float) -> Signature:
             name = signals.Signals(outcome.signal).name
         except ValueError:
             name = f"signal {outcome.signal}"
-        loc = akg[-1].group("loc") if akg else ""
-        return Signature("signal", name, loc, frames, raw=name)
+        # Where it died is in its native frames (crash_stack); an error AKG logged before it is not the place.
+        what = next((m["what"].strip() for m in map(_WHAT.match, lines) if m), "")
+        return Signature("signal", name, "", outcome.stack, raw=f"{name} ({what})" if what else name)
     if outcome.returncode == 0 and not akg:
         return NO_FAILURE
     if akg:
@@ -171,31 +190,66 @@ def signature_of(outcome: Outcome, timeout: float) -> Signature:
         return Signature("error", mask(raw), key.group("loc"), frames, key.group("comp"), raw)
     py = _python_error(lines)
     if py:
-        raw, loc, comp = py
+        raw, loc, comp, function = py
         if any(marker in raw for marker in _CUDA_CODEGEN):
             return Signature(CODEGEN, "reaches CUDA code generation, which needs nvcc and a GPU", loc, (), comp, raw)
-        return Signature("error", mask(raw), loc, frames, comp, raw)
+        return Signature("error", mask(raw), loc, frames or ((function,) if function else ()), comp, raw)
     last = next((ln.strip() for ln in reversed(lines) if ln.strip()), "")
     if outcome.returncode == 0:
         return NO_FAILURE
     return Signature("error", mask(last) or f"exit code {outcome.returncode}", "", frames, raw=last)
 
 
+def _file(location: str) -> str:
+    return _LINE.sub("", location)
+
+
+def _same_place(sig: Signature, where: str, frame: str, exact: bool) -> bool:
+    """Is `sig` at the place an expectation names: `where` (a check's file:line, a hang's pass; for a user's
+    expectation, part of a location or a frame) and `frame` (the innermost AKG frame, where a crash died)?
+    The line alone never tells two bugs apart: the same check at another line of the same file, with the
+    same innermost frame, is the same place (AKG of another MindSpore release)."""
+    if exact:
+        if where and sig.location == where:
+            return True
+        if not frame:
+            return not where
+        return sig.frames[:1] == (frame,) and (not where or _file(sig.location) == _file(where))
+    if frame and not any(frame in f for f in sig.frames):
+        return False
+    if not where or any(where in p for p in (sig.location, *sig.frames) if p):
+        return True
+    return bool(frame) and _file(sig.location) == _file(where)
+
+
 def matches(sig: Signature, expect: Expectation) -> bool:
-    """Same bug: kind, message, and location or top frame. A user-written expectation matches by
-    substring (after masking); a learned one must be equal."""
+    """Same bug: kind, message, and place (_same_place). A user-written expectation matches by substring
+    (after masking); a learned one must be equal."""
     if sig.kind != expect.kind:
         return False
     if expect.exact:
-        if sig.message != expect.message:
-            return False
-        return not expect.where or expect.where in (sig.location, *sig.frames[:1])
+        return sig.message == expect.message and _same_place(sig, expect.where, expect.frame, exact=True)
     if expect.message and mask(expect.message) not in sig.message:
         return False
-    if expect.where:
-        places = (sig.location, *sig.frames)
-        return any(expect.where in p for p in places if p)
-    return True
+    return _same_place(sig, expect.where, expect.frame, exact=False)
+
+
+def why_unplaced(sig: Signature) -> str | None:
+    """Why the place of a crash or hang is unknown, if it is: a crash by a signal is known by its native
+    frames and a hang by the pass it hangs in; without them any crash or hang would pass for this one."""
+    if sig.kind == "signal" and not sig.frames:
+        how = "install gdb: apt-get install gdb" if gdb() is None else "no frame of it is in AKG's library"
+        return (
+            f"the original dies by {sig.message}, but where it died cannot be told ({how}); without that any "
+            "crash would count as this bug, so it is not reduced"
+        )
+    if sig.kind == "timeout" and not sig.location:
+        return (
+            "the original hangs, but its stack could not be read (py-spy missing, or not allowed to ptrace: run "
+            "as root, set kernel.yama.ptrace_scope to 0, or give the container SYS_PTRACE); without the pass it "
+            "hangs in any hang would count as this bug, so it is not reduced"
+        )
+    return None
 
 
 def message_regex(masked: str) -> str:

@@ -33,10 +33,16 @@ class Expectation:
     kind: str
     message: str = ""
     where: str = ""
+    frame: str = ""  # the innermost AKG frame of the failure (where a crash died)
     exact: bool = False
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "message": self.message, "where": self.where}
+        return {
+            "kind": self.kind,
+            "message": self.message,
+            "where": self.where,
+            **({"frame": self.frame} if self.frame else {}),
+        }
 
 
 @dataclass(frozen=True)

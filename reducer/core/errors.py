@@ -23,6 +23,11 @@ class FailsDifferently(NotFailingError):
     """The original fails, but not the way `expect` says."""
 
 
+class Unplaced(NotFailingError):
+    """The original crashes or hangs, but where cannot be read (no gdb, or a stack py-spy may not read): a
+    reduction would accept any crash or hang, so none is made."""
+
+
 class Flaky(NotFailingError):
     """The failure shows in some runs only (of the original, or of the reduced case when confirming)."""
 

@@ -51,6 +51,7 @@ class _ExpectModel(BaseModel):
     kind: Literal["error", "signal", "timeout", "memory", "mismatch"]
     message: str = ""
     where: str = ""
+    frame: str = ""
     tolerance: float | None = Field(default=None, gt=0, le=1e6)
     against: _AgainstModel | None = None
 
@@ -139,7 +140,7 @@ def load_case(path: Path) -> Case:
         base = _python_kernel(path, model)
     expect = mismatch = None
     if model.expect is not None:
-        expect = Expectation(model.expect.kind, model.expect.message, model.expect.where)
+        expect = Expectation(model.expect.kind, model.expect.message, model.expect.where, model.expect.frame)
         if model.expect.kind == "mismatch":
             if kind_of(base) is GRAPH:
                 raise InputError(f"{path}: field 'expect.kind': wrong-result checks run Hybrid DSL kernels only")

@@ -18,9 +18,9 @@ from typing import Any
 
 from reducer.compile.akg import compile_case, compiler_identity, find_toolchain
 from reducer.compile.sandbox import dying_with_this_process, temp_dir
-from reducer.compile.signature import CODEGEN, Signature, matches, signature_of
+from reducer.compile.signature import CODEGEN, SIGNATURE_FORMAT, Signature, matches, signature_of
 from reducer.core.case import Case
-from reducer.core.errors import CompilesFine, FailsDifferently, Flaky, InputError, NeedsCodegen
+from reducer.core.errors import CompilesFine, FailsDifferently, Flaky, InputError, NeedsCodegen, Unplaced
 from reducer.inputs.load import load_input, original_files
 from reducer.kernels.kinds import outputs_of, size_of
 from reducer.search.oracle import Counters
@@ -33,9 +33,11 @@ REDUCE, RECHECK = "reduce", "recheck"
 
 
 def identity_hash(python: str | None, compiler: str | None) -> str:
-    """Hash of the compiler identity of a toolchain, or why there is none."""
+    """Hash of the compiler identity of a toolchain, or why there is none. The signature format is part of
+    it: a night after a change of what a signature holds rechecks every case once, so the bugs stored under
+    the old format are regrouped under the new one."""
     try:
-        identity = compiler_identity(find_toolchain(python, compiler))
+        identity = {**compiler_identity(find_toolchain(python, compiler)), "signature_format": str(SIGNATURE_FORMAT)}
     except InputError as exc:
         return f"unavailable: {exc}"
     return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:16]
@@ -81,6 +83,8 @@ def run_case(spec: dict[str, Any]) -> dict[str, Any]:
         result.update(status=FLAKY, error=str(exc), signature=spec.get("previous"))
     except InputError as exc:
         result.update(status=BROKEN, error=str(exc))
+    except Unplaced as exc:
+        result.update(status=ERROR, error=str(exc))
     result["compiles"] += sum(c.compiles for c in spent)
     if result.get("signature"):  # a bug is per target: the same failure on cpu and cuda is two bugs
         result["signature"] = {**result["signature"], "target": case.target}

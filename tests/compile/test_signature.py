@@ -4,11 +4,21 @@ from __future__ import annotations
 
 import re
 import signal
+from dataclasses import replace
 
 from conftest import HERE
 
+from reducer.compile import crash_stack
 from reducer.compile.sandbox import Outcome
-from reducer.compile.signature import hang_signature, mask, matches, message_regex, signature_of
+from reducer.compile.signature import (
+    Signature,
+    hang_signature,
+    mask,
+    matches,
+    message_regex,
+    signature_of,
+    why_unplaced,
+)
 from reducer.core.case import Expectation
 
 DATA = HERE / "data"
@@ -72,8 +82,12 @@ def test_learned_expectation_rejects_another_check_or_place() -> None:
     sig = signature_of(outcome((DATA / "gemm_tiling.log").read_text()), 60)
     expect = sig.expectation()
     assert matches(sig, expect)
-    other_line = (DATA / "gemm_tiling.log").read_text().replace("tiling_utils.cc:193", "tiling_utils.cc:200")
-    assert not matches(signature_of(outcome(other_line), 60), expect)
+    moved = (DATA / "gemm_tiling.log").read_text().replace("tiling_utils.cc:193", "tiling_utils.cc:200")
+    assert matches(signature_of(outcome(moved), 60), expect), "the same check at another line: AKG of another release"
+    elsewhere = moved.replace("ExtractLoopIndicesFromMatrices", "ExtractLoopIndicesFromTensors")
+    assert not matches(signature_of(outcome(elsewhere), 60), expect), "another line in another function"
+    other_file = (DATA / "gemm_tiling.log").read_text().replace("tiling_utils.cc:193", "tiling_space.cc:193")
+    assert not matches(signature_of(outcome(other_file), 60), expect)
     other_check = (DATA / "gemm_tiling.log").read_text().replace("gemm_m.size()", "gemm_n.size()")
     assert not matches(signature_of(outcome(other_check), 60), expect)
 
@@ -91,3 +105,62 @@ def test_generated_variable_numbers_are_masked_so_one_bug_keeps_one_signature() 
     assert mask(raw.format(7)) == mask(raw.format(4)) and "variable ccN has" in mask(raw.format(7))
     assert "input_0_local" in mask("name=placeholder(input_0_local)") and "int32" in mask("dtype int32")
     assert re.search(message_regex(mask(raw.format(7))), raw.format(12))
+
+
+CRASHES = DATA / "crashes"
+
+
+def crash(gdb_file: str, name: int = signal.SIGSEGV, output: str = "") -> Signature:
+    """The signature of a compile that died by `name`, with the frames gdb read of the same compile."""
+    frames = crash_stack.frames((CRASHES / gdb_file).read_text())
+    return signature_of(replace(outcome(output, None, name), stack=frames), 60)
+
+
+def test_a_crash_is_known_by_where_it_died() -> None:
+    """pointnet_head_segv under gdb: AKG's innermost function is the place; the machinery frames of TVM's
+    IRMutator, and the TVM helper it died in (air::floordiv, out of line in 2.9 only), are not."""
+    sig = crash("pointnet_head_segv_ms2.10.0.gdb.txt")
+    assert sig.kind == "signal" and sig.message == "SIGSEGV"
+    assert sig.frames[:2] == (
+        "akg::ir::CPULocalReconstruction::GetNewArgs<air::ir::Call>",
+        "akg::ir::CPULocalReconstruction::Mutate_",
+    )
+    assert sig.one_line() == "signal: SIGSEGV in akg::ir::CPULocalReconstruction::GetNewArgs<air::ir::Call>"
+    older = crash("pointnet_head_segv_ms2.9.0.gdb.txt")
+    assert matches(older, sig.expectation()) and older.bug_key() == sig.bug_key()
+
+
+def test_two_crashes_in_different_places_are_two_bugs() -> None:
+    segv = crash("pointnet_head_segv_ms2.10.0.gdb.txt")
+    abort_frames = crash("pointnet_matmul_isl_abort_ms2.10.0.gdb.txt").frames
+    elsewhere = replace(segv, frames=abort_frames)  # the same signal, another place
+    assert not matches(elsewhere, segv.expectation()) and elsewhere.bug_key() != segv.bug_key()
+    unknown = replace(segv, frames=())  # gdb missing, or the crash did not recur under it
+    assert not matches(unknown, segv.expectation())
+    assert why_unplaced(unknown) is not None and why_unplaced(segv) is None
+
+
+def test_an_abort_says_what_was_thrown() -> None:
+    output = (CRASHES / "pointnet_matmul_isl_abort_ms2.10.0.gdb.txt").read_text()
+    sig = crash("pointnet_matmul_isl_abort_ms2.10.0.gdb.txt", signal.SIGABRT, output)
+    assert sig.raw == "SIGABRT (isl_val.c:16: position or range out of bounds)"
+    assert sig.message == "SIGABRT" and sig.frames[0] == "akg::ir::poly::CpuMemoryManager::InsertMarkerForGemm"
+
+
+def test_frames_without_symbols_are_named_by_their_offset_in_the_library() -> None:
+    """An Ascend crash deep in IRMutator recursion: 80 frames of `?? () from libakg.so`."""
+    lib = "<site-packages>/mindspore/lib/plugin/ascend/libakg.so"
+    lines = [f"#{i} 0x00007fffe{i:07x} in ?? () from {lib}" for i in range(80)]
+    lines += ["From                To                  Syms Read   Shared Object Library",
+              f"0x00007fffe0000000  0x00007ffff0000000  Yes (*)     {lib}"]  # fmt: skip
+    assert crash_stack.frames("\n".join(lines)) == tuple(f"libakg.so+{i:#x}" for i in range(4))
+
+
+def test_a_check_is_the_same_bug_on_an_older_release() -> None:
+    """fp16_buffer_load on MindSpore 2.9.0 fails at buffer.cc:324, on 2.10.0 at buffer.cc:323: one bug."""
+    now = signature_of(outcome((DATA / "stage" / "fp16_buffer_load.log").read_text()), 60)
+    older = signature_of(outcome((DATA / "releases" / "fp16_buffer_load_ms2.9.0.log").read_text()), 60)
+    assert (now.location, older.location) == ("buffer.cc:323", "buffer.cc:324")
+    assert matches(older, now.expectation()) and older.bug_key() == now.bug_key()
+    written = Expectation(**now.expectation().to_dict())  # as the bundle's crash.yaml has it
+    assert matches(older, written)

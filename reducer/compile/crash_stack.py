@@ -1,0 +1,117 @@
+"""Where a compile died by a signal: the same compile run once more under gdb in batch mode (a crash
+prints no backtrace of its own), and its backtrace read down to the innermost AKG frames that say something.
+Frames without a symbol are named by their offset in the library (stable within one build)."""
+
+from __future__ import annotations
+
+import re
+import shutil
+
+KEEP_FRAMES = 4
+BACKTRACE_DEPTH = 60  # innermost frames gdb prints; recursion below an IRMutator goes thousands deep
+AKG_LIBRARY = "libakg.so"
+# #3  0x00007fffe98b7642 in air::NodeFunctor<...>::operator()(...) const () from /x/libakg.so
+# #0  __pthread_kill_implementation (threadid=...) at ./nptl/pthread_kill.c:44
+_FRAME = re.compile(r"^#\d+\s+(?:(?P<addr>0x[0-9a-fA-F]+) in )?(?P<body>.+?)(?: from (?P<lib>\S+)| at (?P<src>\S+))?$")
+_LIBRARY = re.compile(r"^(?P<start>0x[0-9a-fA-F]+)\s+0x[0-9a-fA-F]+\s+\S+\s+(?:\(\*\)\s+)?(?P<path>\S+)$")
+# Frames every crash below an IR pass goes through: they name the machinery, not the place.
+_GENERIC = (
+    "air::NodeFunctor<",
+    "air::ir::IRMutator::",
+    "air::ir::IRVisitor::",
+    "air::ir::StmtExprMutator::",
+    "air::ir::StmtExprVisitor::",
+    "air::runtime::",
+    "air::Array<",
+    "air::NodeRef::",
+    "air::ObjectRef::",
+    "MutateArray",
+    "std::",
+    "__gnu_cxx::",
+)
+
+
+def is_generic(symbol: str) -> bool:
+    return symbol.startswith(_GENERIC)
+
+
+def gdb() -> str | None:
+    return shutil.which("gdb")
+
+
+def under_gdb(tool: str, command: list[str]) -> list[str]:
+    """`command` run by the gdb at `tool` in batch mode: at the signal, the backtrace and the loaded
+    libraries. No init files, no auto-loaded scripts, no debuginfod (no network)."""
+    settings = ("set auto-load off", "set debuginfod enabled off", "set pagination off")
+    actions = ("run", f"bt {BACKTRACE_DEPTH}", "info sharedlibrary")
+    options = [arg for s in settings for arg in ("-iex", s)] + [arg for a in actions for arg in ("-ex", a)]
+    return [tool, "-nx", "-batch", *options, "--args", *command]
+
+
+def _bare(body: str) -> str:
+    """A demangled frame's function name: without its argument list, qualifiers, and the return type that
+    gdb prints before a template function's name."""
+    text = body
+    if text.endswith(" ()"):
+        text = text[:-3]
+    depth, cut = 0, len(text)
+    for index in range(len(text) - 1, -1, -1):  # the outermost argument list: the last balanced (...)
+        char = text[index]
+        if char == ")":
+            depth += 1
+        elif char == "(":
+            depth -= 1
+            if depth == 0:
+                cut = index
+                if not text[:index].endswith("operator"):
+                    break
+    name = text[:cut].strip()
+    depth, start = 0, 0
+    for index, char in enumerate(name):  # a return type ends at the last space outside <...>
+        if char == "<":
+            depth += 1
+        elif char == ">":
+            depth -= 1
+        elif char == " " and depth == 0:
+            start = index + 1
+    return name[start:]
+
+
+def _library_starts(text: str) -> dict[str, int]:
+    starts = {}
+    for line in text.splitlines():
+        match = _LIBRARY.match(line.strip())
+        if match:
+            starts[match["path"]] = int(match["start"], 16)
+    return starts
+
+
+def _in_akg(frame: re.Match[str]) -> bool:
+    if frame["lib"]:
+        return AKG_LIBRARY in frame["lib"]
+    return frame["body"].startswith(("akg::", "air::"))  # a build with debug info: `at file:line`, no library
+
+
+def frames(gdb_output: str) -> tuple[str, ...]:
+    """The innermost frames of AKG's library in gdb's backtrace, from AKG's own innermost function outward,
+    generic ones skipped: their function names, or, when none has a symbol, `libakg.so+0x...` offsets from
+    the library's text."""
+    starts = _library_starts(gdb_output)
+    named: list[str] = []
+    unnamed: list[str] = []
+    for line in gdb_output.splitlines():
+        match = _FRAME.match(line.strip())
+        if match is None or not _in_akg(match):
+            continue
+        body = match["body"]
+        if body.startswith("?? "):
+            if match["addr"] and match["lib"] in starts:
+                unnamed.append(f"{AKG_LIBRARY}+{int(match['addr'], 16) - starts[match['lib']]:#x}")
+            continue
+        name = _bare(body)
+        if name and not is_generic(name) and name not in named:
+            named.append(name)
+    # TVM's helpers below AKG's innermost frame (air::floordiv) are inlined in one release and not in the
+    # next: the place is AKG's own code.
+    own = next((i for i, name in enumerate(named) if name.startswith("akg::")), 0)
+    return tuple((named[own:] or unnamed)[:KEEP_FRAMES])
