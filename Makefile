@@ -6,7 +6,7 @@ CASE ?= conv3d_gemm_tiling
 OUT ?= out
 JOBS ?= 2
 
-.PHONY: install demo test lint bench clean
+.PHONY: install gdb demo test lint bench clean
 
 $(BIN)/reduce: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -14,7 +14,13 @@ $(BIN)/reduce: pyproject.toml
 	$(BIN)/pip install --quiet -e '.[akg,dev]'
 	touch $@
 
-install: $(BIN)/reduce
+install: $(BIN)/reduce gdb
+
+# A crash by a signal is known by where it died, read by gdb (a Debian package): installed when missing and
+# this is root, else a warning (without it, crashes by a signal are refused, not reduced).
+gdb:
+	@command -v gdb >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get update -qq && apt-get install -y -qq gdb >/dev/null; } \
+		|| echo "akg-reduce: please install gdb (apt-get install gdb): a crash by a signal is known by where it died"
 
 demo: install
 	$(BIN)/reduce corpus/$(CASE)/crash.yaml -o $(OUT) -j $(JOBS)

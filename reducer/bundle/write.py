@@ -38,6 +38,7 @@ from reducer.kernels.size import Size
 MARKER = ".akg-reduce-bundle"
 SECRET_NAME = re.compile(r"TOKEN|KEY|PASSWORD|SECRET|PASSWD|CREDENTIAL", re.IGNORECASE)
 KEY_LOG_LINES = 12
+_PATH_LIKE = re.compile(r"[^\s'\"(),;=]*[/@][^\s'\"(),;=]*")  # a path, a URL, user@host
 
 
 class Redactor:
@@ -61,9 +62,15 @@ class Redactor:
     def text(self, text: str) -> str:
         for old, new in self.pairs:
             text = text.replace(old, new)
+        if self.words:  # inside paths and user@host only: the same word in a kernel is the user's code
+            text = _PATH_LIKE.sub(self._words_in, text)
+        return re.sub(r"<tmp>/akg-reduce-[\w-]+", "<workdir>", text)
+
+    def _words_in(self, token: re.Match[str]) -> str:
+        text = token.group()
         for word in self.words:
             text = re.sub(rf"\b{re.escape(word)}\b", "<redacted>", text)
-        return re.sub(r"<tmp>/akg-reduce-[\w-]+", "<workdir>", text)
+        return text
 
     @staticmethod
     def env(env: dict[str, str]) -> dict[str, str]:

@@ -111,8 +111,11 @@ def run(spec, folder):
 def compare(got, want, tolerance):
     """(index of the worst output, its max abs error, whether every output is within tolerance)."""
     worst, worst_error, within = 0, 0.0, True
-    for index, (g, w) in enumerate(zip(got, want, strict=True)):
-        g, w = g.astype(np.float64), w.astype(np.float64)
+    if len(got) != len(want):  # zip(strict=True) needs Python 3.10; this file runs on the case's 3.9+
+        print(f"{len(got)} outputs from AKG, {len(want)} from the reference")
+        return min(len(got), len(want)), float("inf"), False
+    for index in range(len(got)):
+        g, w = got[index].astype(np.float64), want[index].astype(np.float64)
         if g.shape != w.shape:
             return index, float("inf"), False
         error = np.abs(g - w)
@@ -130,15 +133,15 @@ def compare(got, want, tolerance):
 
 def check(spec, folder):
     """Run the check with its files in `folder`; the exit code (see the top of this file)."""
-    try:
+    try:  # exit 1 says "the bug reproduces": nothing but a real comparison may end with it
         got, want = run(spec, folder)
+        worst, error, within = compare(got, want, spec["tolerance"])
     except Exception:
         import traceback
 
         traceback.print_exc()
         print("The check could not run (a compile or run error above).")
         return 2
-    worst, error, within = compare(got, want, spec["tolerance"])
     reference = "AKG with attrs " + json.dumps(spec["against"]) if spec.get("against") is not None else "Python"
     if within:
         print(f"{VERDICT} match: every output within tolerance {spec['tolerance']:g} of the {reference} reference")

@@ -175,7 +175,15 @@ class _WarmChild:
         self.lives_on = pid == worker._proc.pid
 
     def wait(self, seconds: float | None) -> int | None:
-        message = self._worker._message(seconds)
+        try:
+            message = self._worker._message(seconds)
+        except WorkerDied:
+            if not self.lives_on:
+                raise
+            # A runner is the check: killed at a limit (or on Ctrl-C), or crashed with the kernel, its own
+            # exit is the check's result; the compile is not rerun in a new runner.
+            self._worker.retired = True
+            return self._worker._proc.wait()
         if message is None:
             return None
         status = int(message["status"])

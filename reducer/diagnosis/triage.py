@@ -26,6 +26,7 @@ _PACKAGE_NAME = re.compile(
     r"No module named '(?P<name>[\w.]+)'|[Ii]mport (?P<name2>[\w.]+) fail|install (?P<name3>[\w.-]+)"
 )
 _EXECUTABLE = re.compile(r"No such file or directory: '(?P<name>[^'/]+)'")
+_STARTS_PROGRAM = "_execute_child"  # subprocess's frame that raises for a program not found
 _LIBRARY = re.compile(r"(?P<name>lib[\w.+-]+\.so[\w.]*): cannot open shared object file")
 _DEVICE = re.compile(r"no CUDA-capable device|CUDA driver version is insufficient|cudaErrorNoDevice", re.IGNORECASE)
 # Words with which a check turns down a value it was given, rather than a state it reached.
@@ -149,7 +150,10 @@ class _Evidence:
         return self.with_attr(name, _DROP, "left out")
 
     def needing_attr(self) -> str:
-        """The first attr of the minimal case without which the failure goes away ('' if none)."""
+        """The first attr of the minimal case without which the failure goes away ('' if none, or when
+        nothing can be compiled to tell)."""
+        if self.oracle is None:
+            return ""
         return next((name for name in self.case.attrs if self.without_attr(name)[0] != SAME_FAILURE), "")
 
     def verdict(self, verdict: str, reason: str, advice: str, unsure: str = "") -> Triage:
@@ -171,7 +175,8 @@ def _environment(ev: _Evidence) -> Triage | None:
             f"install `{package}` into {python} (AKG says: {ev.message.split(':', 1)[-1].strip()}){leave}; "
             "this is not an AKG bug: do not file it upstream",
         )
-    tool = _first(_EXECUTABLE, ev.message) if kind in _MISSING_FILE else ""
+    # A missing program, not a missing file: subprocess raised it while starting the program.
+    tool = _first(_EXECUTABLE, ev.message) if kind in _MISSING_FILE and _STARTS_PROGRAM in ev.text else ""
     if tool:
         path = ev.case.env.get("PATH")
         ev.facts.append(f"AKG ran the program `{tool}`, which is not found on PATH")
@@ -207,11 +212,20 @@ def _suspect_attrs(ev: _Evidence) -> list[str]:
     """Attrs of the minimal case the failure message names, by name or by value."""
     found = []
     for name, value in ev.case.attrs.items():
-        text = _value_text(value)
-        by_value = len(text) > 1 and text in ev.message
-        if _names(ev.message, name) or by_value:
+        if _names(ev.message, name) or _quotes(ev.message, value):
             found.append(name)
     return found
+
+
+def _quotes(message: str, value: Any) -> bool:
+    """Whether `message` quotes the attr's value: a word or list of it, not a number or a bool, which a
+    check message may print for reasons of its own (an index, a size)."""
+    if isinstance(value, (bool, int, float)):
+        return False
+    text = _value_text(value)
+    if re.fullmatch(r"-?\d+(?:\.\d+)?", text.strip()):
+        return False
+    return len(text) > 1 and _names(message, text)
 
 
 def _gone(small: str, big: str | None, change: str) -> str:
@@ -226,6 +240,8 @@ def _gone(small: str, big: str | None, change: str) -> str:
 def _usage(ev: _Evidence) -> Triage | None:
     """A failure that names an attr the user gave, goes away when that attr is left out or given in the type
     AKG asks for, and reads as AKG turning the value down."""
+    if ev.oracle is None:  # a named attr is only a suspect until a compile without it shows the difference
+        return None
     for name in _suspect_attrs(ev):
         value = ev.case.attrs[name]
         ev.facts.append(f"the message names the attr `{name}` = {_shown(value)} of the case")
@@ -238,8 +254,7 @@ def _usage(ev: _Evidence) -> Triage | None:
             if PASSES in fixed:
                 gone += "; " + _gone(*fixed, f"with the attr {words}")
                 break
-        text = _value_text(value)
-        quoted = len(text) > 1 and text in ev.message
+        quoted = _quotes(ev.message, value)
         rejects = _REJECTS.search(ev.message) is not None
         if not (quoted or rejects):
             return ev.verdict(
