@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -90,7 +90,22 @@ def gather(findings: LogFindings, written: list[WrittenKernel], log_name: str, c
             found.append(
                 FoundKernel(name, w.info, w.path.read_text(encoding="utf-8"), findings.attrs(), where, in_log=False)
             )
-    return found
+    return _distinct_names(found)
+
+
+def _distinct_names(found: list[FoundKernel]) -> list[FoundKernel]:
+    """Each kernel its own folder: names that are equal, or equal once made folder names ('a/b', 'a_b';
+    one op name in two runs of a log), get -2, -3, ..."""
+    taken: set[str] = set()
+    named = []
+    for kernel in found:
+        name, n = kernel.name, 1
+        while name.lower() in taken:  # a case-insensitive file system folds case too
+            n += 1
+            name = f"{kernel.name}-{n}"
+        taken.add(name.lower())
+        named.append(replace(kernel, name=name))
+    return named
 
 
 def write_case(

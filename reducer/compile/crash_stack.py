@@ -10,6 +10,8 @@ import shutil
 KEEP_FRAMES = 4
 BACKTRACE_DEPTH = 60  # innermost frames gdb prints; recursion below an IRMutator goes thousands deep
 AKG_LIBRARY = "libakg.so"
+# The libraries whose symbols gdb reads: AKG's, and those an abort unwinds through on its way out of AKG.
+UNWIND_THROUGH = ("libc.so", "libstdc++", "libgcc_s", AKG_LIBRARY)
 # #3  0x00007fffe98b7642 in air::NodeFunctor<...>::operator()(...) const () from /x/libakg.so
 # #0  __pthread_kill_implementation (threadid=...) at ./nptl/pthread_kill.c:44
 _FRAME = re.compile(r"^#\d+\s+(?:(?P<addr>0x[0-9a-fA-F]+) in )?(?P<body>.+?)(?: from (?P<lib>\S+)| at (?P<src>\S+))?$")
@@ -41,9 +43,12 @@ def gdb() -> str | None:
 
 def under_gdb(tool: str, command: list[str]) -> list[str]:
     """`command` run by the gdb at `tool` in batch mode: at the signal, the backtrace and the loaded
-    libraries. No init files, no auto-loaded scripts, no debuginfod (no network)."""
-    settings = ("set auto-load off", "set debuginfod enabled off", "set pagination off")
-    actions = ("run", f"bt {BACKTRACE_DEPTH}", "info sharedlibrary")
+    libraries. No init files, no auto-loaded scripts, no debuginfod (no network), and the symbols of AKG's
+    library and of what an abort unwinds through only, read once the compile died (those of every library
+    MindSpore loads cost a second more)."""
+    settings = ("set auto-load off", "set debuginfod enabled off", "set pagination off", "set auto-solib-add off")
+    loads = tuple(f"sharedlibrary {name}" for name in UNWIND_THROUGH)
+    actions = ("run", *loads, f"bt {BACKTRACE_DEPTH}", "info sharedlibrary")
     options = [arg for s in settings for arg in ("-iex", s)] + [arg for a in actions for arg in ("-ex", a)]
     return [tool, "-nx", "-batch", *options, "--args", *command]
 

@@ -105,6 +105,21 @@ def sandbox_env(env: dict[str, str], workdir: Path) -> dict[str, str]:
     return {**env, "TMPDIR": str(workdir), OWNER_ENV: str(os.getpid())}
 
 
+def kill_marked(mark: str) -> int:
+    """Kill every process whose environment has OWNER_ENV=`mark`, also those that left the tree (a
+    daemon's double fork, setsid); returns how many."""
+    found = []
+    for proc in psutil.process_iter():
+        with contextlib.suppress(psutil.Error):
+            if proc.environ().get(OWNER_ENV) == mark:
+                found.append(proc)
+    for proc in found:
+        with contextlib.suppress(psutil.Error):
+            proc.kill()
+    psutil.wait_procs(found, timeout=2)
+    return len(found)
+
+
 def sweep_orphans() -> None:
     """Remove the temp dirs of reducers that died without cleaning up (kill -9)."""
     for path in Path(tempfile.gettempdir()).glob(f"{PREFIX}*-*"):

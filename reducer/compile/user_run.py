@@ -16,10 +16,11 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from reducer.compile.sandbox import OWNER_ENV, PR_SET_PDEATHSIG, Outcome, hold, read_capped
+from reducer.compile.sandbox import OWNER_ENV, PR_SET_PDEATHSIG, Outcome, hold, kill_marked, read_capped
 from reducer.core.errors import InputError
 
 Echo = Callable[[bytes], None]
+DRAIN_SECONDS = 5.0  # after the tree is killed, how long its last output may take to arrive
 
 
 def _to_stderr(chunk: bytes) -> None:
@@ -40,11 +41,12 @@ class _Teed:
 
     def __init__(self, command: list[str], cwd: Path, env: dict[str, str], log: Path, echo: Echo | None) -> None:
         parent = os.getpid()
+        self.mark = f"{parent}-user-run"  # found by it once it left the tree, holding the output pipe open
         try:
             self._proc = subprocess.Popen(
                 command,
                 cwd=cwd,
-                env={**env, OWNER_ENV: str(parent)},
+                env={**env, OWNER_ENV: self.mark},
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
@@ -77,8 +79,12 @@ class _Teed:
             return None
 
     def finish(self) -> None:
-        """Wait for the last output once the tree is gone (it held the pipe open until then)."""
-        self._copier.join()
+        """Wait for the last output once the tree is gone (it held the pipe open until then). A process
+        that left the tree (setsid, a daemon) may still hold it: it is found by its mark and killed."""
+        self._copier.join(DRAIN_SECONDS)
+        if self._copier.is_alive():
+            kill_marked(self.mark)
+            self._copier.join(DRAIN_SECONDS)
 
 
 def run_command(

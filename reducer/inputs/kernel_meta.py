@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 META_DIRS = ("akg_kernel_meta", "kernel_meta")
-COMPILED = (".so", ".o")  # what MindSpore leaves beside a .info once AKG has built it
+# What MindSpore leaves beside a .info once AKG has built it: a shared object (CPU), PTX (GPU), an object (Ascend).
+COMPILED = (".so", ".ptx", ".o")
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,8 @@ import os
 import time
 from pathlib import Path
 
+from reducer.capture.found import gather
+from reducer.inputs.failure_log import LogFindings, LoggedKernel
 from reducer.inputs.kernel_meta import meta_dirs, written_kernels
 
 INFO = {"op": "Fused_Add_1", "op_desc": [{"name": "Add"}], "process": "cpu"}
@@ -40,3 +42,19 @@ def test_only_kernels_written_during_the_run_and_whether_built(tmp_path: Path) -
     (meta / "Fused_Broken_4.info").write_text("{not json")
     found = written_kernels([meta, tmp_path / "missing"], time.time() - 60)
     assert [(w.path.stem, w.compiled) for w in found] == [("Fused_Built_2", True), ("Fused_Failed_3", False)]
+
+
+def test_a_gpu_build_leaves_ptx_and_counts_as_built(tmp_path: Path) -> None:
+    meta = tmp_path / "akg_kernel_meta"
+    put(meta, "Fused_Gpu_5").with_suffix(".ptx").write_text("// ptx")
+    assert [w.compiled for w in written_kernels([meta], time.time() - 60)] == [True]
+
+
+def test_kernels_whose_names_fold_to_one_folder_get_one_each(tmp_path: Path) -> None:
+    """'a/b' and 'a_b' are both a_b as folder names; the same op name twice in one log (two runs) too."""
+    logged = [
+        LoggedKernel(name, {**INFO, "op": name, "n": i}, {}, i + 1)
+        for i, name in enumerate(["Fused/Add_1", "Fused_Add_1", "Fused_Add_1"])
+    ]
+    found = gather(LogFindings(kernels=logged), [], "run.log", tmp_path)
+    assert [k.name for k in found] == ["Fused_Add_1", "Fused_Add_1-2", "Fused_Add_1-3"]

@@ -124,3 +124,20 @@ def test_a_kernel_too_long_to_run_is_checked_with_its_input_dims_cut() -> None:
         infer_outputs(case(partial, (n, n)))
     whole = partial.replace("y[i, 0]", "y[i, j]")
     assert infer_outputs(case(whole, (n, n))) == (TensorSpec((n, n), "float32"),)
+
+
+def test_an_output_of_literal_shape_is_not_judged_by_a_run_with_cut_inputs() -> None:
+    """A 300 x 300 copy whose output shape is a literal: with the inputs cut to 8 the loops cover 8 x 8 of
+    an output still 300 x 300, which says nothing about the kernel."""
+    n = int(LINE_BUDGET**0.5) + 100
+    literal = f"""def k(x):
+    y = output_tensor(({n}, {n}), x.dtype)
+    for i in range(x.shape[0]):
+        for j in range(x.shape[1]):
+            y[i, j] = x[i, j]
+    return y
+"""
+    assert infer_outputs(case(literal, (n, n))) == (TensorSpec((n, n), "float32"),)
+    never = literal.replace("            y[i, j] = x[i, j]\n", "            z = x[i, j]\n")
+    with pytest.raises(IllFormed, match="never writes output y"):
+        infer_outputs(case(never, (n, n)))
