@@ -47,6 +47,11 @@ def _compile_number() -> int:
     return number
 
 
+def _hang_in_pass() -> None:
+    """Where the fake hangs: py-spy names it `fake_compiler.py::_hang_in_pass`."""
+    time.sleep(3600)
+
+
 def main() -> int:
     time.sleep(float(os.environ.get("FAKE_COMPILER_SLEEP", "0")))
     flaky = float(os.environ.get("FAKE_COMPILER_FLAKY", "0"))
@@ -57,7 +62,7 @@ def main() -> int:
     attrs = json.loads(sys.argv[3]) if len(sys.argv) > 3 else {}
     hang_without = os.environ.get("FAKE_COMPILER_HANG_WITHOUT")
     if hang_without and hang_without not in attrs:
-        time.sleep(3600)
+        _hang_in_pass()
     if info["op_desc"][0]["name"] != "Custom":
         return _graph_bugs(info, attrs)
     op = info["op_desc"][0]

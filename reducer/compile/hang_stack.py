@@ -1,6 +1,7 @@
 """Where a compile was when it was killed at its deadline: its native stack sampled with py-spy (the
-symbols of AKG's frames, innermost first), or, when py-spy is missing or may not attach, the kernel's view
-of the process (/proc/<pid>/wchan and /proc/<pid>/stack), which tells a wait from a busy loop."""
+symbols of AKG's frames, innermost first; for a compile hanging in Python code, its Python frames), or,
+when py-spy is missing or may not attach, the kernel's view of the process (/proc/<pid>/wchan and
+/proc/<pid>/stack), which tells a wait from a busy loop."""
 
 from __future__ import annotations
 
@@ -17,6 +18,8 @@ SAMPLE_SECONDS = 20.0  # py-spy reads the symbols of libakg.so first; on this ma
 KEEP_FRAMES = 8
 _PY_SPY_FRAME = re.compile(r"^\s+(?P<symbol>.+?) \((?P<where>[^()]*)\)$")
 _OURS = re.compile(r"^(?:akg|air|tvm|llvm)::")
+_PY_WHERE = re.compile(r"^(?P<file>.+\.py):\d+$")
+_STDLIB = re.compile(r"/lib/python3\.\d+/(?!site-packages/)")  # a file of the interpreter's standard library
 _BORING = ("PassMgr::Run", "_M_invoke", "TVMFuncCall", "AssignTypedLambda")
 
 
@@ -27,14 +30,21 @@ def py_spy() -> str | None:
 
 
 def _native_frames(text: str) -> list[str]:
-    """The frame symbols of py-spy's dump of the busiest thread, innermost first, C++ arguments cut off."""
+    """The frames of py-spy's dump of the busiest thread, innermost first: native symbols with their C++
+    arguments cut off; a Python frame of the compiler's own code (not the standard library's) as
+    `file.py::function`."""
     frames: list[str] = []
     for line in text.splitlines():
         if line.startswith("Thread ") and frames:
             break
         match = _PY_SPY_FRAME.match(line)
-        if match:
+        if match is None:
+            continue
+        python = _PY_WHERE.match(match["where"])
+        if python is None:
             frames.append(match["symbol"].split("(")[0].strip())
+        elif not _STDLIB.search(python["file"]):
+            frames.append(f"{Path(python['file']).name}::{match['symbol'].strip()}")
     return frames
 
 
@@ -54,15 +64,16 @@ def sample(pids: list[int]) -> tuple[str, ...]:
     for pid in pids:
         if tool is None:
             break
+        command = [tool, "dump", "--native", "--full-filenames", "--pid", str(pid)]
         try:
-            dump = subprocess.run(
-                [tool, "dump", "--native", "--pid", str(pid)], capture_output=True, text=True, timeout=SAMPLE_SECONDS
-            )
+            dump = subprocess.run(command, capture_output=True, text=True, timeout=SAMPLE_SECONDS)
         except (OSError, subprocess.SubprocessError):
             break
-        frames = [f for f in _native_frames(dump.stdout) if _OURS.match(f)]
-        if frames:
-            return tuple(frames[:KEEP_FRAMES])
+        frames = _native_frames(dump.stdout)
+        # AKG's native frames; a compile hanging in Python code (AKG's driver) has none: its Python frames.
+        ours = [f for f in frames if _OURS.match(f)] or [f for f in frames if ".py::" in f]
+        if ours:
+            return tuple(ours[:KEEP_FRAMES])
     return _kernel_view(pids[0]) if pids else ()
 
 
@@ -71,7 +82,8 @@ def hang_place(frames: tuple[str, ...]) -> str:
     (`akg::ir::poly::ComputeTransferCopyin::Run`), not the isl or helper code below it, nor a pass manager."""
     runs = [f for f in frames if f.endswith("::Run") and not f.endswith(_BORING)]
     named = [f for f in frames if f.startswith("akg::") and not f.endswith(_BORING)]
-    return (runs or named or [""])[0]
+    python = [f for f in frames if ".py::" in f]
+    return (runs or named or python or [""])[0]
 
 
 def tree_pids(pid: int) -> list[int]:

@@ -4,8 +4,10 @@ compile rerun, and a worker that cannot start means cold compiles, not a failed 
 
 from __future__ import annotations
 
+import functools
 import re
 import signal
+import sys
 import textwrap
 import threading
 from pathlib import Path
@@ -15,9 +17,9 @@ import pytest
 from conftest import CORPUS, MATMUL_KERNEL, needs_akg, wait_until
 
 from reducer.compile.akg import compile_case
-from reducer.compile.sandbox import Outcome
+from reducer.compile.sandbox import Outcome, supervise
 from reducer.compile.signature import mask, signature_of
-from reducer.compile.warm import WorkerPool
+from reducer.compile.warm import Program, WorkerPool
 from reducer.core.case import Case, TensorSpec
 from reducer.inputs.crash_yaml import load_case
 from reducer.inputs.source import function_source
@@ -190,3 +192,27 @@ def test_an_output_akg_never_writes_is_a_wrong_result_in_a_runner_and_in_a_fresh
     assert signature_of(compile_(copy, None), 60).kind == "none"
     for case, kind in ((copy, "none"), (zeros, "mismatch"), (copy, "none"), (zeros, "mismatch")):
         assert signature_of(compile_(case, pool), 60).kind == kind, case.name
+
+
+# A runner as mismatch_runner.py speaks: it runs each check itself (no fork), and this one hangs in it.
+HANGING_RUNNER = textwrap.dedent(
+    """
+    import json, os, sys, time
+    print(json.dumps({"ready": 0}), flush=True)
+    for line in sys.stdin:
+        print(json.dumps({"pid": os.getpid()}), flush=True)
+        time.sleep(600)
+    """
+)
+
+
+def test_a_runner_stopped_at_its_limit_gives_the_checks_result_not_a_rerun(tmp_path: Path, pool: WorkerPool) -> None:
+    """A wrong-result check that hangs: the runner is killed at the limit and the check timed out, once;
+    not rerun in a new runner and then cold (three times the limit, two MindSpore imports)."""
+    (tmp_path / "runner.py").write_text(HANGING_RUNNER)
+    program = Program((sys.executable, str(tmp_path / "runner.py")), home=True)
+    with pool.worker(pool.key(program, {})) as worker:
+        launch = functools.partial(worker.launch, {"spec": "spec.json"})
+        outcome = supervise(launch, {"spec.json": "{}"}, 1.0, 512)
+    assert outcome.timed_out and outcome.signal is None
+    assert pool.started == 1 and not worker.alive

@@ -124,3 +124,24 @@ def test_the_same_failure_on_cpu_and_cuda_is_two_bugs(tmp_path: Path) -> None:
         ("new", ("conv3d_cuda",), "tiling_utils.cc:193"),
     ]
     assert {b["key"].endswith("@cuda") for b in report["bugs"]} == {True, False}
+
+
+def test_crashes_are_bugs_by_where_they_died(tmp_path: Path) -> None:
+    """Two aborts at two places are two bugs, though both die by SIGABRT and print no AKG error; one
+    segfault met in a fused graph and in a Hybrid DSL kernel is one bug."""
+    corpus = tmp_path / "corpus"
+    for name in ("pointnet_head_segv", "hybrid_head_attention_segv", "farthest_point_sampling_isl_abort"):
+        shutil.copytree(CORPUS / name, corpus / name)
+    shutil.copytree(CORPUS / "pointnet_matmul_isl_abort", corpus / "dumped")
+    report = night(corpus, tmp_path / "out", "--no-diagnosis")
+    bugs = sorted((b["signature"]["message"], b["signature"]["frames"][0], tuple(b["cases"])) for b in report["bugs"])
+    dumped = "dumped__Fused_MatMul_split_785238241113303400"
+    assert bugs == [
+        ("SIGABRT", "akg::ir::poly::CpuMemoryManager::InsertMarkerForGemm", (dumped,)),
+        ("SIGABRT", "akg::ir::poly::TileOuterBand::ReverseTraverseChild", ("farthest_point_sampling_isl_abort",)),
+        ("SIGSEGV", "akg::ir::CPULocalReconstruction::GetNewArgs<air::ir::Call>",
+         ("hybrid_head_attention_segv", "pointnet_head_segv")),
+    ]  # fmt: skip
+    for bug in report["bugs"]:
+        issue = (tmp_path / "out" / bug["representative"]["bundle"] / "ISSUE.md").read_text()
+        assert "AKG **crashes** compiling" in issue and f"in `{bug['signature']['frames'][0]}`" in issue

@@ -14,7 +14,10 @@ import yaml
 from conftest import write_case
 
 from reducer import session
+from reducer.compile import hang_stack
+from reducer.compile.signature import Signature, hang_signature, matches
 from reducer.core.case import Expectation
+from reducer.core.errors import Unplaced
 from reducer.inputs.crash_yaml import load_case
 from reducer.kernels.kinds import size_of
 from reducer.search.oracle import Oracle
@@ -245,3 +248,28 @@ def test_a_hang_is_reduced_and_reported_as_a_hang(tmp_path: Path, monkeypatch) -
     assert "instead of hanging" in issue and "internal check" not in issue
     assert "It gives the\n   compile 60 s and reports a hang" in issue
     assert "TIMEOUT = 60" in (bundle / "repro.py").read_text()
+
+
+@pytest.mark.timeout(120)
+def test_a_hang_whose_stack_cannot_be_read_is_refused_not_reduced_as_any_hang(tmp_path: Path, monkeypatch) -> None:
+    """py-spy missing (or not allowed to attach): the sample has no frame of the compiler, so the hang has no
+    place; reducing it would accept any hang, so it is refused with the reason."""
+    monkeypatch.setenv("FAKE_COMPILER_HANG_WITHOUT", "needed")
+    monkeypatch.setattr(hang_stack, "py_spy", lambda: None)
+    crash = write_case(tmp_path / "hangs", timeout=1, expect={"kind": "timeout"})
+    with pytest.raises(Unplaced, match=r"stack could not be read .*py-spy"):
+        _reduce(crash, tmp_path / "out", diagnose=False)
+    assert not (tmp_path / "out" / "hangs").exists()
+
+
+def test_a_captured_expectation_matches_the_failure_it_was_learned_from(tmp_path: Path) -> None:
+    """What capture writes into a captured crash.yaml is the learned expectation, read back as a user's: a
+    hang captured from a run must match its own hang (it once failed it: message and `where` were wrong)."""
+    stack = ("fake_compiler.py::_hang_in_pass", "fake_compiler.py::main")
+    for sig in (
+        hang_signature(stack, 60),
+        Signature("signal", "SIGSEGV", "", ("akg::ir::CPULocalReconstruction::GetNewArgs<air::ir::Call>",)),
+        Signature("error", "Check failed: x (N vs. N)", "tiling.cc:12", ("akg::ir::poly::A",), "tiling"),
+    ):
+        crash = write_case(tmp_path / sig.kind, expect=sig.expectation().to_dict())
+        assert matches(sig, load_case(crash).expect), sig

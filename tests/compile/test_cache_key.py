@@ -1,0 +1,37 @@
+"""What a stored compile result depends on is in its key: the wrong-result check's own code (a changed
+check gives new verdicts) and, for the GPU pipeline, the machine's GPU and nvcc (how far it gets)."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import ADD_KERNEL, FAKE_COMPILER
+
+from reducer.compile import akg
+from reducer.core.case import Case, Mismatch, TensorSpec
+
+pytestmark = pytest.mark.timeout(120)
+INPUTS = (TensorSpec((16,), "float32"), TensorSpec((16,), "float32"))
+
+
+def key(case: Case) -> str:
+    return akg.cache_key(case, (TensorSpec((16,), "float32"),))
+
+
+def test_a_changed_wrong_result_check_is_not_answered_from_the_cache(tmp_path, monkeypatch) -> None:
+    case = Case("add", ADD_KERNEL, "add", INPUTS, compiler=str(FAKE_COMPILER), mismatch=Mismatch())
+    check = tmp_path / "mismatch_run.py"
+    check.write_text("# the check\n")
+    monkeypatch.setattr(akg, "MISMATCH_SCRIPT", str(check))
+    before = key(case)
+    check.write_text("# the check, now poisoning outputs first\n")
+    assert key(case) != before
+
+
+def test_how_far_the_gpu_pipeline_gets_depends_on_the_machine(monkeypatch) -> None:
+    case = Case("add", ADD_KERNEL, "add", INPUTS, compiler=str(FAKE_COMPILER), target="cuda")
+    cpu = case.with_(target="cpu")
+    monkeypatch.setattr(akg, "cuda_facts", lambda: {"gpu": False, "nvcc": None, "cuda": None})
+    without = key(case), key(cpu)
+    monkeypatch.setattr(akg, "cuda_facts", lambda: {"gpu": True, "nvcc": "/usr/bin/nvcc", "cuda": "11.6"})
+    assert key(case) != without[0]
+    assert key(cpu) == without[1], "a CPU compile's stored result stays valid"
