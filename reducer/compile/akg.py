@@ -21,9 +21,10 @@ from typing import Any
 from reducer.compile import crash_stack
 from reducer.compile.builds import PLUGINS, AkgBuild, choose_build, cuda_facts, shipped
 from reducer.compile.cache import compile_key
-from reducer.compile.sandbox import HangCheck, Outcome, run_sandboxed, supervise
+from reducer.compile.sandbox import HangCheck, Outcome, Running, read_capped, run_sandboxed, supervise
 from reducer.compile.warm import (
     Program,
+    Worker,
     WorkerDied,
     WorkerPool,
     WorkerUnavailable,
@@ -43,6 +44,9 @@ FROZEN_TILING = "akg_reduce_frozen_tiling.json"  # an empty tiling repository, w
 SET_BY_AKG = {"target", "process"}  # AKG sets these from the .info itself
 WORKER_ATTEMPTS = 2  # a compile whose worker died is rerun once in a fresh worker
 GDB_SLOWDOWN = 3  # a compile under gdb may take this many times its own limit (symbols of libakg.so, ptrace)
+GDB_EXIT_SECONDS = 10.0
+HOLD_FILE = "akg-reduce-go"  # a warm compile waits for it (akg_worker's hold_until); gdb makes it once attached
+GDB_LOG = "akg-reduce-gdb.log"
 
 _PROBE = """
 import importlib.metadata, importlib.util, json, platform, sys
@@ -167,9 +171,10 @@ def compile_case(
         files = kernel_files(case, outputs)
         command = compile_command(toolchain, case.attrs)
         program, request = compile_worker(toolchain.python, toolchain.compiler_script), {"argv": command[1:]}
-    outcome = _run(command, files, env, case, (program, request), pool, collect, cancel, hang_check)
+    warm = (program, request)
+    outcome = _run(command, files, env, case, warm, pool, collect, cancel, hang_check)
     if outcome.signal is not None and case.mismatch is None:
-        return replace(outcome, stack=crash_place(command, files, env, case))
+        return replace(outcome, stack=crash_place(command, files, env, case, warm, pool))
     return outcome
 
 
@@ -200,14 +205,65 @@ def _run(
     return run_sandboxed(command, files, env, case.time_limit, case.memory, collect, cancel, hang_check)
 
 
-def crash_place(command: list[str], files: dict[str, str], env: dict[str, str], case: Case) -> tuple[str, ...]:
-    """The innermost AKG frames of a compile that died by a signal: the same compile once more under gdb
-    (crash_stack); () when gdb is missing or the crash did not recur."""
+def crash_place(
+    command: list[str],
+    files: dict[str, str],
+    env: dict[str, str],
+    case: Case,
+    warm: tuple[Program, dict[str, Any]],
+    pool: WorkerPool | None,
+) -> tuple[str, ...]:
+    """The innermost AKG frames of a compile that died by a signal, read by gdb from the same compile once
+    more: forked from a warm worker with gdb attached (the import is paid already), else run cold by gdb;
+    () when gdb is missing or the crash did not recur."""
     tool = crash_stack.gdb()
     if tool is None:
         return ()
+    frames = _traced_warm(tool, files, env, case, warm, pool) if pool is not None else ()
+    if frames:
+        return frames
     again = run_sandboxed(crash_stack.under_gdb(tool, command), files, env, GDB_SLOWDOWN * case.time_limit, case.memory)
     return crash_stack.frames(again.output)
+
+
+def _traced_warm(
+    tool: str,
+    files: dict[str, str],
+    env: dict[str, str],
+    case: Case,
+    warm: tuple[Program, dict[str, Any]],
+    pool: WorkerPool,
+) -> tuple[str, ...]:
+    """The compile forked from a warm worker of `pool`, held until gdb has attached to it (hold_until)."""
+    key = pool.key(warm[0], env)
+    if not pool.usable(key):
+        return ()
+    debuggers: list[subprocess.Popen[bytes]] = []
+
+    def launch(worker: Worker, workdir: Path) -> Running:
+        running = worker.launch({**warm[1], "hold_until": HOLD_FILE}, workdir)
+        with (workdir / GDB_LOG).open("wb") as log:
+            command = crash_stack.attached_gdb(tool, running.pid, workdir / HOLD_FILE)
+            debuggers.append(subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT))
+        return running
+
+    def collect(workdir: Path) -> str:
+        with contextlib.suppress(subprocess.TimeoutExpired):  # it detached before the compile died
+            debuggers[0].wait(GDB_EXIT_SECONDS)
+        return read_capped(workdir / GDB_LOG)
+
+    try:
+        with pool.worker(key) as worker:
+            limit = GDB_SLOWDOWN * case.time_limit
+            outcome = supervise(functools.partial(launch, worker), files, limit, case.memory, collect)
+    except (WorkerUnavailable, WorkerDied):
+        return ()
+    finally:
+        for debugger in debuggers:
+            with contextlib.suppress(OSError):
+                debugger.kill()
+            debugger.wait()
+    return crash_stack.frames(outcome.collected or "") if outcome.signal is not None else ()
 
 
 def freeze_attrs(case: Case) -> Case:

@@ -6,7 +6,8 @@ session and temp dir. A crash or hang kills only the child; the reducer watches 
 Protocol, one JSON object per line. Worker -> reducer: {"ready": seconds} after the import, then per
 request {"pid": child pid} and {"status": exit code, negative for a signal}. Reducer -> worker:
 {"dir": temp dir (also the child's TMPDIR), "log": file for stdout and stderr,
-"argv": [script, args...], "file_limit": bytes}. End of input ends the worker and any child it has.
+"argv": [script, args...], "file_limit": bytes, optionally "hold_until": a file the child waits for
+before it compiles, which gdb, attached to it, makes}. End of input ends the worker and any child it has.
 """
 
 import contextlib
@@ -23,6 +24,7 @@ import time
 PR_SET_PDEATHSIG = 1
 PR_SET_PTRACER = 0x59616D61
 OWNER_ENV = "AKG_REDUCE_SANDBOX"  # the reducer's pid, set by it
+HOLD_SECONDS = 30.0  # the longest a held compile waits for its debugger
 
 
 def preload(script: str) -> None:
@@ -64,6 +66,14 @@ def _print_from_script(exc: BaseException, script: str) -> None:
     sys.excepthook(type(exc), exc, exc.__traceback__)
 
 
+def _hold(path) -> None:
+    """With "hold_until", wait for that file before compiling: a debugger attaches meanwhile and makes it."""
+    if path:
+        give_up = time.monotonic() + HOLD_SECONDS
+        while not os.path.exists(path) and time.monotonic() < give_up:
+            time.sleep(0.002)
+
+
 def _child(request: dict, protocol_fds: tuple[int, ...], worker: int) -> None:
     """In the forked child of `worker`: become the sandboxed compile, never return."""
     code = 1
@@ -92,6 +102,7 @@ def _child(request: dict, protocol_fds: tuple[int, ...], worker: int) -> None:
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         resource.setrlimit(resource.RLIMIT_FSIZE, (request["file_limit"], request["file_limit"]))
         signal.signal(signal.SIGINT, signal.SIG_DFL)
+        _hold(request.get("hold_until"))
         argv = request["argv"]
         sys.argv = list(argv)
         sys.path.insert(0, os.path.dirname(argv[0]))

@@ -1,11 +1,16 @@
 """Where a compile died by a signal: the same compile run once more under gdb in batch mode (a crash
-prints no backtrace of its own), and its backtrace read down to the innermost AKG frames that say something.
+prints no backtrace of its own), forked from a warm worker with gdb attached or run cold by gdb, and its
+backtrace read down to the innermost AKG frames that say something.
 Frames without a symbol are named by their offset in the library (stable within one build)."""
 
 from __future__ import annotations
 
 import re
+import shlex
 import shutil
+from pathlib import Path
+
+import cxxfilt
 
 KEEP_FRAMES = 4
 BACKTRACE_DEPTH = 60  # innermost frames gdb prints; recursion below an IRMutator goes thousands deep
@@ -41,16 +46,38 @@ def gdb() -> str | None:
     return shutil.which("gdb")
 
 
-def under_gdb(tool: str, command: list[str]) -> list[str]:
-    """`command` run by the gdb at `tool` in batch mode: at the signal, the backtrace and the loaded
-    libraries. No init files, no auto-loaded scripts, no debuginfod (no network), and the symbols of AKG's
-    library and of what an abort unwinds through only, read once the compile died (those of every library
-    MindSpore loads cost a second more)."""
-    settings = ("set auto-load off", "set debuginfod enabled off", "set pagination off", "set auto-solib-add off")
+def _options(actions: tuple[str, ...]) -> list[str]:
+    """No init files, no auto-loaded scripts, no debuginfod (no network); the symbols of AKG's library and
+    of what an abort unwinds through only, read once the compile died (those of every library MindSpore
+    loads cost a second more), and not demangled (see _symbol); then the backtrace and where each library
+    lies."""
+    settings = (
+        "set auto-load off",
+        "set debuginfod enabled off",
+        "set pagination off",
+        "set auto-solib-add off",
+        "set demangle-style none",  # demangling all of libakg.so's symbols costs 0.45 s: only the frames are
+    )
     loads = tuple(f"sharedlibrary {name}" for name in UNWIND_THROUGH)
-    actions = ("run", *loads, f"bt {BACKTRACE_DEPTH}", "info sharedlibrary")
-    options = [arg for s in settings for arg in ("-iex", s)] + [arg for a in actions for arg in ("-ex", a)]
-    return [tool, "-nx", "-batch", *options, "--args", *command]
+    after = (*loads, f"bt {BACKTRACE_DEPTH}", "info sharedlibrary")
+    return [
+        "-nx",
+        "-batch",
+        *(a for s in settings for a in ("-iex", s)),
+        *(a for c in (*actions, *after) for a in ("-ex", c)),
+    ]
+
+
+def under_gdb(tool: str, command: list[str]) -> list[str]:
+    """`command` run by the gdb at `tool` in batch mode, read where it dies."""
+    return [tool, *_options(("run",)), "--args", *command]
+
+
+def attached_gdb(tool: str, pid: int, go: Path) -> list[str]:
+    """The gdb at `tool` attached to the compile `pid`, held until the file `go` exists (akg_worker's
+    hold_until): gdb makes it once attached, lets the compile run and reads where it dies. On gdb's exit the
+    compile goes on, and dies by its signal as it would have."""
+    return [tool, *_options((f"shell touch {shlex.quote(str(go))}", "continue")), "-p", str(pid)]
 
 
 def _bare(body: str) -> str:
@@ -80,6 +107,17 @@ def _bare(body: str) -> str:
         elif char == " " and depth == 0:
             start = index + 1
     return name[start:]
+
+
+def _symbol(body: str) -> str:
+    """A frame's function, demangled (gdb prints the mangled name of a symbol without debug info)."""
+    mangled = body.split(" (", 1)[0]
+    if not mangled.startswith("_Z"):
+        return body
+    try:
+        return cxxfilt.demangle(mangled)
+    except cxxfilt.InvalidName:
+        return mangled
 
 
 def _library_starts(text: str) -> dict[str, int]:
@@ -113,7 +151,7 @@ def frames(gdb_output: str) -> tuple[str, ...]:
             if match["addr"] and match["lib"] in starts:
                 unnamed.append(f"{AKG_LIBRARY}+{int(match['addr'], 16) - starts[match['lib']]:#x}")
             continue
-        name = _bare(body)
+        name = _bare(_symbol(body))
         if name and not is_generic(name) and name not in named:
             named.append(name)
     # TVM's helpers below AKG's innermost frame (air::floordiv) are inlined in one release and not in the
