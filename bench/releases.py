@@ -1,7 +1,8 @@
-"""One bug across MindSpore releases: every corpus case (errors and crashes, bare .info ones too) is compiled once by this
-environment's MindSpore, its expectation learned as a reduction learns it, and then compiled by each other
-interpreter given (a venv with another MindSpore release); prints, per case and release, whether that
-compile matches the learned expectation and has the same bug id, and the signature where it does not.
+"""One bug across MindSpore releases: every corpus case (errors and crashes, bare .info ones too) is
+compiled once by this environment's MindSpore, its expectation learned as a reduction learns it, and then
+compiled by each other interpreter given (a venv with another MindSpore release); prints, per case and
+release, whether that compile matches the learned expectation and has the same bug id, and the signature
+where it does not.
 
 Usage: python bench/releases.py PYTHON [PYTHON ...] [--case NAME ...]
   e.g. python bench/releases.py ~/ms27/bin/python ~/ms29/bin/python

@@ -148,6 +148,18 @@ def kernel_files(case: Case, outputs: tuple[TensorSpec, ...]) -> dict[str, str]:
     return {"k.info": info_text(case, outputs), **side_files(case)}
 
 
+@dataclass(frozen=True)
+class _Job:
+    """One compile, as it runs cold (`command`) and in a warm worker (`program`, `request`)."""
+
+    case: Case
+    files: dict[str, str]
+    env: dict[str, str]
+    command: list[str]
+    program: Program
+    request: dict[str, Any]
+
+
 def compile_case(
     case: Case,
     outputs: tuple[TensorSpec, ...],
@@ -159,89 +171,73 @@ def compile_case(
 ) -> Outcome:
     """One compile of `case` by MindSpore's AKG entry, in the sandbox: forked from a warm worker of
     `pool` when given (a worker that dies mid-compile is replaced and the compile rerun), else cold; a
-    wrong-result case runs in a mismatch runner of `pool`.
+    wrong-result case runs in a mismatch runner of `pool`. A compile that dies by a signal is run once more
+    under gdb, to know where it died (crash_place).
     Setting `cancel` stops it (CompileCancelled); `hang_check` cuts a hang elsewhere short (see HangCheck)."""
     toolchain = find_toolchain(case.python, case.compiler)
     env = compile_env(akg_build(case), case_env(case), dump_ir)
     if case.mismatch is not None:  # compiled and run inside MindSpore, by a runner (it does not fork)
         files = {"spec.json": json.dumps(mismatch_spec(case, outputs))}
         command = [toolchain.python, MISMATCH_SCRIPT, "spec.json"]
-        program, request = mismatch_runner(toolchain.python), {"spec": "spec.json"}
+        job = _Job(case, files, env, command, mismatch_runner(toolchain.python), {"spec": "spec.json"})
     else:
-        files = kernel_files(case, outputs)
         command = compile_command(toolchain, case.attrs)
-        program, request = compile_worker(toolchain.python, toolchain.compiler_script), {"argv": command[1:]}
-    warm = (program, request)
-    outcome = _run(command, files, env, case, warm, pool, collect, cancel, hang_check)
+        program = compile_worker(toolchain.python, toolchain.compiler_script)
+        job = _Job(case, kernel_files(case, outputs), env, command, program, {"argv": command[1:]})
+    outcome = _run(job, pool, collect, cancel, hang_check)
     if outcome.signal is not None and case.mismatch is None:
-        return replace(outcome, stack=crash_place(command, files, env, case, warm, pool))
+        return replace(outcome, stack=crash_place(job, pool))
     return outcome
 
 
 def _run(
-    command: list[str],
-    files: dict[str, str],
-    env: dict[str, str],
-    case: Case,
-    warm: tuple[Program, dict[str, Any]],
+    job: _Job,
     pool: WorkerPool | None,
     collect: Callable[[Path], Any] | None,
     cancel: threading.Event | None,
     hang_check: HangCheck | None,
 ) -> Outcome:
+    limit, memory = job.case.time_limit, job.case.memory
     if pool is not None:
-        key = pool.key(warm[0], env)
+        key = pool.key(job.program, job.env)
         for _ in range(WORKER_ATTEMPTS):
             if not pool.usable(key):
                 break
             try:
                 with pool.worker(key) as worker:
-                    launch = functools.partial(worker.launch, warm[1])
-                    return supervise(launch, files, case.time_limit, case.memory, collect, cancel, hang_check)
+                    launch = functools.partial(worker.launch, job.request)
+                    return supervise(launch, job.files, limit, memory, collect, cancel, hang_check)
             except WorkerUnavailable:
                 break
             except WorkerDied:
                 continue
-    return run_sandboxed(command, files, env, case.time_limit, case.memory, collect, cancel, hang_check)
+    return run_sandboxed(job.command, job.files, job.env, limit, memory, collect, cancel, hang_check)
 
 
-def crash_place(
-    command: list[str],
-    files: dict[str, str],
-    env: dict[str, str],
-    case: Case,
-    warm: tuple[Program, dict[str, Any]],
-    pool: WorkerPool | None,
-) -> tuple[str, ...]:
+def crash_place(job: _Job, pool: WorkerPool | None) -> tuple[str, ...]:
     """The innermost AKG frames of a compile that died by a signal, read by gdb from the same compile once
     more: forked from a warm worker with gdb attached (the import is paid already), else run cold by gdb;
     () when gdb is missing or the crash did not recur."""
     tool = crash_stack.gdb()
     if tool is None:
         return ()
-    frames = _traced_warm(tool, files, env, case, warm, pool) if pool is not None else ()
+    frames = _traced_warm(tool, job, pool) if pool is not None else ()
     if frames:
         return frames
-    again = run_sandboxed(crash_stack.under_gdb(tool, command), files, env, GDB_SLOWDOWN * case.time_limit, case.memory)
+    command = crash_stack.under_gdb(tool, job.command)
+    again = run_sandboxed(command, job.files, job.env, GDB_SLOWDOWN * job.case.time_limit, job.case.memory)
     return crash_stack.frames(again.output)
 
 
-def _traced_warm(
-    tool: str,
-    files: dict[str, str],
-    env: dict[str, str],
-    case: Case,
-    warm: tuple[Program, dict[str, Any]],
-    pool: WorkerPool,
-) -> tuple[str, ...]:
+def _traced_warm(tool: str, job: _Job, pool: WorkerPool) -> tuple[str, ...]:
     """The compile forked from a warm worker of `pool`, held until gdb has attached to it (hold_until)."""
-    key = pool.key(warm[0], env)
+    key = pool.key(job.program, job.env)
     if not pool.usable(key):
         return ()
     debuggers: list[subprocess.Popen[bytes]] = []
 
     def launch(worker: Worker, workdir: Path) -> Running:
-        running = worker.launch({**warm[1], "hold_until": HOLD_FILE}, workdir)
+        running = worker.launch({**job.request, "hold_until": HOLD_FILE}, workdir)
         with (workdir / GDB_LOG).open("wb") as log:
             command = crash_stack.attached_gdb(tool, running.pid, workdir / HOLD_FILE)
             debuggers.append(subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT))
@@ -254,8 +250,8 @@ def _traced_warm(
 
     try:
         with pool.worker(key) as worker:
-            limit = GDB_SLOWDOWN * case.time_limit
-            outcome = supervise(functools.partial(launch, worker), files, limit, case.memory, collect)
+            limit = GDB_SLOWDOWN * job.case.time_limit
+            outcome = supervise(functools.partial(launch, worker), job.files, limit, job.case.memory, collect)
     except (WorkerUnavailable, WorkerDied):
         return ()
     finally:

@@ -313,7 +313,9 @@ def _compiler_bug(ev: _Evidence) -> Triage:
     sig, case = ev.signature, ev.case
     advice = "file ISSUE.md upstream (MindSpore's issue tracker, component AKG)"
     if sig.kind == "signal":
-        return ev.verdict(COMPILER_BUG, f"AKG's process died of {sig.message}: a crash inside the compiler", advice)
+        where = f" in `{sig.frames[0]}`" if sig.frames else ""
+        reason = f"AKG's process died of {sig.message}{where}: a crash inside the compiler"
+        return ev.verdict(COMPILER_BUG, reason, advice)
     if sig.kind == "timeout":
         ev.facts.append(f"the compile was stopped after its limit of {case.time_limit:g} s")
         unsure = (

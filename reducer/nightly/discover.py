@@ -10,6 +10,8 @@ import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+import yaml
+
 from reducer.capture.found import folder_name, gather, write_case
 from reducer.capture.sources import NothingFailed, findings_of_log
 from reducer.core.errors import InputError
@@ -81,6 +83,15 @@ def log_cases(slug: str, path: Path, extract_to: Path) -> list[CorpusCase]:
     return cases
 
 
+def _kernel_of(crash: Path) -> Path | None:
+    """The kernel file a crash.yaml names (None when it cannot be read: its loader will say why)."""
+    try:
+        kernel = yaml.safe_load(crash.read_text(encoding="utf-8")).get("kernel")
+    except (OSError, UnicodeDecodeError, yaml.YAMLError, AttributeError):
+        return None
+    return (crash.parent / kernel).resolve() if isinstance(kernel, str) and "\n" not in kernel else None
+
+
 def discover(root: Path, out: Path) -> list[CorpusCase]:
     """Every case under `root` but those in the night's own `out`, sorted by path (the kernels of a `.log`
     written to OUT/log-cases/); ids are unique."""
@@ -90,9 +101,10 @@ def discover(root: Path, out: Path) -> list[CorpusCase]:
         for p in root.rglob("*")
         if _is_case(p) and not SKIP_DIRS.intersection(p.relative_to(root).parts) and not p.resolve().is_relative_to(own)
     )
+    named = {_kernel_of(p) for p in paths if p.name == "crash.yaml"}  # a crash.yaml's kernel is not a case too
     found: list[CorpusCase] = []
     seen: dict[str, int] = {}
-    for path in paths:
+    for path in (p for p in paths if p.resolve() not in named):
         slug = _slug(path.relative_to(root))
         in_file = log_cases(slug, path, out / LOG_CASES) if path.suffix == ".log" else [load_corpus_case(slug, path)]
         for case in in_file:

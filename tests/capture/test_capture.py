@@ -200,6 +200,6 @@ def test_a_real_hang_after_an_abort_finds_the_kernel_the_run_never_built(tmp_pat
     assert kernel["found_in"].endswith("written by the run and never built")
     assert "isl_val.c" in (tmp_path / "out" / "run.log").read_text()
     # The captured crash.yaml holds the expectation learned from the kernel: it fails as it says.
-    [crash] = (tmp_path / "out").glob("*/crash.yaml")
+    crash = tmp_path / kernel["crash_yaml"]
     again = reduce_cli("check", str(crash), cwd=tmp_path)
     assert again.returncode == 0 and "InsertMarkerForGemm" in again.stdout, again.stdout + again.stderr

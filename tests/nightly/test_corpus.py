@@ -17,7 +17,9 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import FAKE_COMPILER, write_case
+from conftest import CORPUS, FAKE_COMPILER, write_case
+
+from reducer.nightly.discover import discover
 
 SMALL = [
     {"shape": [4, 3], "dtype": "float32"},
@@ -214,3 +216,14 @@ def test_bad_options_are_clear_errors(tmp_path: Path, args: list[str], expected:
 def test_missing_corpus_folder(tmp_path: Path) -> None:
     done = night(tmp_path / "nope", tmp_path / "out")
     assert done.returncode == 2 and "not a directory of cases" in done.stderr
+
+
+def test_a_crash_yaml_and_the_info_it_names_are_one_case(tmp_path: Path) -> None:
+    """corpus/pointnet_bn_stats_ssa holds a crash.yaml and the `.info` it names: one case, not two; a
+    `.info` beside it that it does not name is a case of its own."""
+    folder = tmp_path / "corpus" / "graph"
+    shutil.copytree(CORPUS / "pointnet_bn_stats_ssa", folder)
+    [info] = folder.glob("*.info")
+    shutil.copy(info, folder / "other.info")
+    found = discover(tmp_path / "corpus", tmp_path / "out")
+    assert sorted(c.slug for c in found) == ["graph", "graph__other"]
