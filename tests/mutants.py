@@ -34,11 +34,7 @@ MUTANTS = {
         "ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)",
         "pass",
     ),
-    "die with parent, warm child": (
-        WORKER,
-        "ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)",
-        "pass",
-    ),
+    "die with parent, warm child": (WORKER, "libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)", "pass"),
     "warm worker ends its compile when the reducer is gone": (
         WORKER,
         "os.killpg(pid, signal.SIGKILL)",
