@@ -19,7 +19,7 @@ from typing import Any
 from reducer.compile.akg import compile_case, compiler_identity, find_toolchain
 from reducer.compile.sandbox import dying_with_this_process, temp_dir
 from reducer.compile.signature import CODEGEN, SIGNATURE_FORMAT, Signature, matches, signature_of
-from reducer.core.case import Case
+from reducer.core.case import Case, Expectation
 from reducer.core.errors import CompilesFine, FailsDifferently, Flaky, InputError, NeedsCodegen, Unplaced
 from reducer.inputs.load import load_input, original_files
 from reducer.kernels.kinds import outputs_of, size_of
@@ -53,7 +53,7 @@ def _reduce(case: Case, path: Path, out: Path, settings: Settings, spent: list[C
 def run_case(spec: dict[str, Any]) -> dict[str, Any]:
     """Recheck and/or reduce the case of `spec`; the result's status says what it is tonight."""
     path = Path(spec["path"])
-    previous = Signature.from_dict(spec["previous"]) if spec.get("previous") else None
+    expected = _comparable(spec["previous"]) if spec.get("previous") else None
     was_failing = spec.get("previous_status") in FAILING
     try:
         case = load_input(path)
@@ -65,16 +65,17 @@ def run_case(spec: dict[str, Any]) -> dict[str, Any]:
         result["compiles"] = 1
         if sig.kind in ("none", CODEGEN):
             return {**result, "status": FIXED if was_failing else PASSES, "signature": spec.get("previous")}
-        if previous and was_failing and not matches(sig, previous.expectation()):
-            return {**result, "status": CHANGED, "signature": {**sig.to_dict(), "target": case.target}}
-    if previous and was_failing:
-        case = case.with_(expect=previous.expectation())
+        if expected and was_failing and not matches(sig, expected):
+            return {**result, "status": CHANGED, "signature": _stored(sig.to_dict(), case)}
+    if expected and was_failing:
+        case = case.with_(expect=expected)
     cache = Path(spec["cache"]) if spec.get("cache") else None
     settings = Settings(jobs=spec.get("jobs", 1), cache=cache, diagnose=spec.get("diagnose", True))
-    status = REPRODUCES if previous and was_failing else NEW
+    status = REPRODUCES if expected and was_failing else NEW
     spent: list[Counters] = []  # the reduction's compile counters, also when it stops early
     try:
-        result.update(_reduce(case, path, Path(spec["out"]), settings, spent), status=status)
+        reduced = _reduce(case, path, Path(spec["out"]), settings, spent)
+        result.update(reduced, signature=_stored(reduced["signature"], case), status=status)
     except (CompilesFine, NeedsCodegen) as exc:
         result.update(status=FIXED if was_failing else PASSES, error=str(exc), signature=spec.get("previous"))
     except FailsDifferently as exc:
@@ -86,9 +87,23 @@ def run_case(spec: dict[str, Any]) -> dict[str, Any]:
     except Unplaced as exc:
         result.update(status=ERROR, error=str(exc))
     result["compiles"] += sum(c.compiles for c in spent)
-    if result.get("signature"):  # a bug is per target: the same failure on cpu and cuda is two bugs
-        result["signature"] = {**result["signature"], "target": case.target}
     return result
+
+
+def _stored(signature: dict[str, Any], case: Case) -> dict[str, Any]:
+    """A signature of tonight as the state keeps it: with its target (the same failure on cpu and cuda is
+    two bugs) and the signature format it was made under."""
+    return {**signature, "target": case.target, "format": SIGNATURE_FORMAT}
+
+
+def _comparable(previous: dict[str, Any]) -> Expectation:
+    """What tonight's failure must match to be the bug stored last time. A signature stored under another
+    format (before crashes had frames, or lines stopped splitting bugs) is compared by kind and message only,
+    so that the night after an upgrade regroups its bugs instead of calling them changed."""
+    signature = Signature.from_dict(previous)
+    if previous.get("format") == SIGNATURE_FORMAT:
+        return signature.expectation()
+    return Expectation(signature.kind, signature.message)
 
 
 def run_spec(spec: dict[str, Any]) -> dict[str, Any]:

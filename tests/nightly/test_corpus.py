@@ -227,3 +227,22 @@ def test_a_crash_yaml_and_the_info_it_names_are_one_case(tmp_path: Path) -> None
     shutil.copy(info, folder / "other.info")
     found = discover(tmp_path / "corpus", tmp_path / "out")
     assert sorted(c.slug for c in found) == ["graph", "graph__other"]
+
+
+def test_a_night_stored_under_an_older_signature_format_keeps_its_bugs(
+    first_night: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """After an upgrade of akg-reduce the stored signatures are of an older format (no format mark, a crash
+    without frames, the line as the place): the night rechecks every case once and regroups the bugs; the
+    bug still there reproduces, it is not 'no longer the same bug'."""
+    cases, first = first_night
+    out = tmp_path / "out"
+    shutil.copytree(first, out)
+    with contextlib.closing(sqlite3.connect(out / "state.sqlite")) as db, db:
+        for slug, stored in db.execute("SELECT slug, signature FROM cases WHERE signature IS NOT NULL").fetchall():
+            old = {k: v for k, v in json.loads(stored).items() if k != "format"}
+            old.update(location="fake_tiling.cc:190", frames=["an_older_innermost_frame"])
+            db.execute("UPDATE cases SET signature = ?, identity = 'older' WHERE slug = ?", (json.dumps(old), slug))
+    done = night(cases, out)
+    assert done.returncode == 0, done.stderr
+    assert verdict(out)[0] == [("reproduces", ("matmul", "matmul_copy", "matmul_small"))]
