@@ -131,6 +131,7 @@ def original_signature(
             raise FailsDifferently(
                 f"the original fails differently from expect: got {failing[0].one_line()}; "
                 f"expected {case.expect.kind} {case.expect.message!r} at {case.expect.where!r}"
+                + (f" in a frame {case.expect.frame!r}" if case.expect.frame else "")
             )
         sig = wanted[0]
     else:
