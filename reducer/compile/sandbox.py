@@ -105,13 +105,13 @@ def sandbox_env(env: dict[str, str], workdir: Path) -> dict[str, str]:
     return {**env, "TMPDIR": str(workdir), OWNER_ENV: str(os.getpid())}
 
 
-def kill_marked(mark: str) -> int:
-    """Kill every process whose environment has OWNER_ENV=`mark`, also those that left the tree (a
+def kill_marked(variable: str, mark: str) -> int:
+    """Kill every process whose environment has `variable`=`mark`, also those that left the tree (a
     daemon's double fork, setsid); returns how many."""
     found = []
     for proc in psutil.process_iter():
         with contextlib.suppress(psutil.Error):
-            if proc.environ().get(OWNER_ENV) == mark:
+            if proc.environ().get(variable) == mark:
                 found.append(proc)
     for proc in found:
         with contextlib.suppress(psutil.Error):

@@ -83,7 +83,7 @@ class Signature:
     @property
     def place(self) -> str:
         """The location without its line: a check's source file (a line moves between releases), a hang's pass."""
-        return _LINE.sub("", self.location)
+        return _file(self.location)
 
     def bug_key(self) -> str:
         """A short stable id of the bug this signature stands for: kind, message, the file of the failing
@@ -110,6 +110,10 @@ class Signature:
 
 
 NO_FAILURE = Signature("none", "", "", ())
+
+
+def _file(location: str) -> str:
+    return _LINE.sub("", location)
 
 
 def _frames(lines: list[str]) -> tuple[str, ...]:
@@ -198,10 +202,6 @@ def signature_of(outcome: Outcome, timeout: float) -> Signature:
     if outcome.returncode == 0:
         return NO_FAILURE
     return Signature("error", mask(last) or f"exit code {outcome.returncode}", "", frames, raw=last)
-
-
-def _file(location: str) -> str:
-    return _LINE.sub("", location)
 
 
 def _same_place(sig: Signature, where: str, frame: str, exact: bool) -> bool:

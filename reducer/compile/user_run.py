@@ -20,6 +20,7 @@ from reducer.compile.sandbox import OWNER_ENV, PR_SET_PDEATHSIG, Outcome, hold, 
 from reducer.core.errors import InputError
 
 Echo = Callable[[bytes], None]
+USER_RUN_ENV = "AKG_REDUCE_USER_RUN"  # set for the user's command and all it starts: the reducer's pid
 DRAIN_SECONDS = 5.0  # after the tree is killed, how long its last output may take to arrive
 
 
@@ -41,12 +42,12 @@ class _Teed:
 
     def __init__(self, command: list[str], cwd: Path, env: dict[str, str], log: Path, echo: Echo | None) -> None:
         parent = os.getpid()
-        self.mark = f"{parent}-user-run"  # found by it once it left the tree, holding the output pipe open
+        self.mark = str(parent)  # its USER_RUN_ENV: finds what left the tree still holding the output pipe
         try:
             self._proc = subprocess.Popen(
                 command,
                 cwd=cwd,
-                env={**env, OWNER_ENV: self.mark},
+                env={**env, OWNER_ENV: str(parent), USER_RUN_ENV: self.mark},
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
@@ -83,7 +84,7 @@ class _Teed:
         that left the tree (setsid, a daemon) may still hold it: it is found by its mark and killed."""
         self._copier.join(DRAIN_SECONDS)
         if self._copier.is_alive():
-            kill_marked(self.mark)
+            kill_marked(USER_RUN_ENV, self.mark)
             self._copier.join(DRAIN_SECONDS)
 
 
