@@ -81,11 +81,11 @@ def _child(request: dict, protocol_fds: tuple[int, ...], worker: int) -> None:
         os.setsid()
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-        # The reducer's py-spy samples a hanging compile: under Yama's ptrace_scope 1 only the compile's
-        # ancestors may read its stack, unless it names the reducer as its tracer.
-        libc.prctl(PR_SET_PTRACER, int(os.environ.get(OWNER_ENV, "0")), 0, 0, 0)
         if os.getppid() != worker:  # the worker died before the line above
             os._exit(1)
+        # The reducer's py-spy and gdb read this compile's stack: under Yama's ptrace_scope 1 only its
+        # ancestors may, unless it names the reducer as its tracer.
+        libc.prctl(PR_SET_PTRACER, int(os.environ.get(OWNER_ENV, "0")), 0, 0, 0)
         for fd in protocol_fds:
             os.close(fd)
         os.chdir(request["dir"])
