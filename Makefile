@@ -5,6 +5,9 @@ BIN := $(VENV)/bin
 CASE ?= conv3d_gemm_tiling
 OUT ?= out
 JOBS ?= 2
+# pytest-xdist workers: the suite is CPU-bound in one process; tests that share one expensive real-AKG result
+# carry the same xdist_group mark and run on one worker (--dist loadgroup).
+TEST_JOBS ?= 2
 
 .PHONY: install gdb demo test lint bench clean
 
@@ -28,7 +31,7 @@ demo: install
 
 test: install
 	$(BIN)/ruff check reducer tests bench
-	$(BIN)/pytest -q -p no:cacheprovider
+	$(BIN)/pytest -q -p no:cacheprovider -n $(TEST_JOBS) --dist loadgroup
 
 lint: install
 	$(BIN)/ruff check reducer tests bench

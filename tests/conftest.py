@@ -4,9 +4,13 @@ isolation every test gets (its own cache and temp dir; nothing of it left runnin
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import importlib.util
+import os
 import shutil
 import signal
+import subprocess
+import sys
 import tempfile
 import textwrap
 import time
@@ -17,7 +21,12 @@ import psutil
 import pytest
 import yaml
 
-from reducer.compile.sandbox import OWNER_ENV, PREFIX
+from reducer.compile.akg import compile_case
+from reducer.compile.sandbox import OWNER_ENV, PREFIX, Outcome
+from reducer.compile.warm import WorkerPool
+from reducer.core.case import Case
+from reducer.inputs.crash_yaml import load_case
+from reducer.kernels.kinds import outputs_of
 
 HERE = Path(__file__).resolve().parent
 
@@ -126,6 +135,70 @@ def describe(procs: list[psutil.Process]) -> list[str]:
         except psutil.NoSuchProcess:
             facts.append(f"{proc.pid} (gone)")
     return facts
+
+
+def tree_digest(folder: Path) -> str:
+    """Every file under `folder`, by path and content: what a reader of a shared result must leave as it is."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        digest.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
+@pytest.fixture(scope="session")
+def shared_reduction(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[..., Path]]:
+    """`shared_reduction(case, *options)`: the bundle of corpus case `case` reduced by the CLI (-j 2) once per
+    session for every test that asks with the same options, in its own folder with its own cache and temp
+    dir. Tests only read it: at the end of the session each bundle must be as it was written. Tests that share
+    one carry the same `xdist_group` mark, so that one worker reduces it."""
+    done: dict[tuple[str, ...], Path] = {}
+    digests: dict[tuple[str, ...], str] = {}
+
+    def reduce(case: str, *options: str) -> Path:
+        key = (case, *options)
+        if key not in done:
+            state = tmp_path_factory.mktemp(f"shared-{case}")
+            (state / "tmp").mkdir()
+            env = {**os.environ, "AKG_REDUCE_CACHE": str(state / "compiles.sqlite"), "TMPDIR": str(state / "tmp")}
+            command = [sys.executable, "-m", "reducer", str(CORPUS / case / "crash.yaml"), "-o", str(state / "out")]
+            run = subprocess.run([*command, "-j", "2", *options], capture_output=True, text=True, timeout=1200, env=env)
+            assert run.returncode == 0, run.stderr[-3000:]
+            assert not list((state / "tmp").glob(f"{PREFIX}*")), "the reduction left temp dirs"
+            done[key] = state / "out" / case
+            digests[key] = tree_digest(done[key])
+        return done[key]
+
+    yield reduce
+    changed = [key for key, bundle in done.items() if tree_digest(bundle) != digests[key]]
+    assert not changed, f"tests wrote into shared bundles: {changed}"
+
+
+# Seconds a corpus hang is given where a test reads what it hangs in, not how long it is let run: both corpus
+# hangs are in their loop (ComputeTransferCopyin) after 4 s, cold, on an idle machine.
+HANG_PROBE = 8.0
+
+
+@pytest.fixture(scope="session")
+def corpus_compiles(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Case, Outcome]]:
+    """Every corpus crash.yaml compiled once by the real AKG, forked from warm workers (a hang given
+    HANG_PROBE s): {name: (the case as compiled, its outcome)}, for the tests that read what AKG does with the
+    originals. The workers are stopped before any test reads it, so no test sees processes it did not start.
+    Its tests carry `xdist_group("corpus_compiles")`, so that one worker compiles it."""
+    state = tmp_path_factory.mktemp("corpus-compiles")
+    found = {}
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("TMPDIR", str(state))
+        env.setattr(tempfile, "tempdir", str(state))
+        pool = WorkerPool()
+        try:
+            for crash in sorted(CORPUS.glob("*/crash.yaml")):
+                case = load_case(crash)
+                probe = case.with_(timeout=HANG_PROBE) if case.expect and case.expect.kind == "timeout" else case
+                found[crash.parent.name] = probe, compile_case(probe, outputs_of(probe), pool=pool)
+        finally:
+            pool.close()
+    assert not list(state.glob(f"{PREFIX}*")), "the compiles left temp dirs"
+    return found
 
 
 @pytest.fixture(autouse=True)

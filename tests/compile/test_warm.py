@@ -128,18 +128,19 @@ def log(outcome: Outcome) -> str:
 @pytest.mark.akg
 @needs_akg
 @pytest.mark.timeout(900)
-def test_warm_and_cold_agree_on_every_corpus_case(pool: WorkerPool) -> None:
+@pytest.mark.xdist_group("corpus_compiles")
+def test_warm_and_cold_agree_on_every_corpus_case(corpus_compiles: dict[str, tuple[Case, Outcome]]) -> None:
     """Compiles forked from a worker, and wrong-result checks in a long-lived runner, equal fresh processes:
     a hang is killed at its limit in the same AKG pass, and the worker serves the next case."""
-    for crash in sorted(CORPUS.glob("*/crash.yaml")):
-        case = load_case(crash)
-        cold, warm = compile_(case, None), compile_(case, pool)
+    assert len(corpus_compiles) == len(list(CORPUS.glob("*/crash.yaml")))
+    for name, (case, warm) in corpus_compiles.items():
+        cold = compile_(case, None)
         signature = signature_of(warm, case.time_limit)
-        assert signature == signature_of(cold, case.time_limit), crash
+        assert signature == signature_of(cold, case.time_limit), name
         if case.mismatch is None:  # a wrong result's error sizes may differ: it reads what AKG left unwritten
-            assert log(warm) == log(cold), crash
+            assert log(warm) == log(cold), name
         if case.expect and case.expect.kind == "timeout":  # both PointNet hangs, found by sampling the stack
-            assert signature.location == "akg::ir::poly::ComputeTransferCopyin::Run", crash
+            assert signature.location == "akg::ir::poly::ComputeTransferCopyin::Run", name
 
 
 ZEROS = """from mindspore.ops import kernel

@@ -55,13 +55,31 @@ def summary(report: dict) -> tuple[list, dict]:
     return bugs, {c["slug"]: c["status"] for c in report["cases"]}
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def corpus_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return real_corpus(tmp_path_factory.mktemp("real-corpus"))
 
 
-def test_real_corpus_buckets_and_quiet_second_night(corpus_dir: Path, tmp_path: Path) -> None:
-    report = night(corpus_dir, tmp_path / "out", "--no-diagnosis")
+@pytest.fixture(scope="session")
+def first_night(corpus_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dict]:
+    """The first night of the real corpus, once for the tests of this module: (its output folder, its compile
+    cache, its report), with a fresh cache of its own; session-scoped, as xdist may run another module's tests
+    between the two that share it. Tests copy the folder before running on it."""
+    state = tmp_path_factory.mktemp("first-night")
+    (state / "tmp").mkdir()
+    cache = state / "compiles.sqlite"
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("AKG_REDUCE_CACHE", str(cache))
+        env.setenv("TMPDIR", str(state / "tmp"))
+        report = night(corpus_dir, state / "out", "--no-diagnosis")
+    return state / "out", cache, report
+
+
+@pytest.mark.xdist_group("real_corpus_night")
+def test_real_corpus_buckets_and_quiet_second_night(
+    corpus_dir: Path, first_night: tuple[Path, Path, dict], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out, cache, report = first_night
     bugs, statuses = summary(report)
     assert bugs == [
         ("new", UNPACK_BUG, "scop_make_schedule_tree.cc:559"),
@@ -71,7 +89,10 @@ def test_real_corpus_buckets_and_quiet_second_night(corpus_dir: Path, tmp_path: 
     for bug in report["bugs"]:
         representative = bug["representative"]
         assert representative["reduced_size"]["tokens"] < representative["original_size"]["tokens"]
-        assert (tmp_path / "out" / representative["bundle"] / "ISSUE.md").is_file()
+        assert (out / representative["bundle"] / "ISSUE.md").is_file()
+    shutil.copytree(out, tmp_path / "out")
+    shutil.copy(cache, tmp_path / "compiles.sqlite")
+    monkeypatch.setenv("AKG_REDUCE_CACHE", str(tmp_path / "compiles.sqlite"))
     second = night(corpus_dir, tmp_path / "out", "--no-diagnosis")
     assert summary(second)[0] == [(s.replace("new", "reproduces"), c, loc) for s, c, loc in bugs]
     with sqlite3.connect(tmp_path / "out" / "state.sqlite") as db:
@@ -80,8 +101,11 @@ def test_real_corpus_buckets_and_quiet_second_night(corpus_dir: Path, tmp_path: 
     assert not [action for action, _ in rows if "reduced" in action]
 
 
-def test_dask_local_cluster_night_equals_the_local_one(corpus_dir: Path, tmp_path: Path) -> None:
-    local = night(corpus_dir, tmp_path / "local", "--no-cache", "--no-diagnosis")
+@pytest.mark.xdist_group("real_corpus_night")
+def test_dask_local_cluster_night_equals_the_local_one(
+    corpus_dir: Path, first_night: tuple[Path, Path, dict], tmp_path: Path
+) -> None:
+    local = first_night[2]  # a fresh cache: every compile of that night was run, as --no-cache runs them here
     dask = night(corpus_dir, tmp_path / "dask", "--executor", "dask", "--no-cache", "--no-diagnosis")
     assert summary(dask) == summary(local)
     sizes = [[b["representative"]["reduced_size"] for b in r["bugs"]] for r in (local, dask)]

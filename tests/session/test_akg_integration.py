@@ -31,7 +31,7 @@ def reduce_cli(case: str, out: Path, *extra: str) -> Path:
     return out / case
 
 
-def check_bundle(bundle: Path, location: str) -> dict:
+def check_bundle(bundle: Path, location: str, scratch: Path) -> dict:
     reduction = json.loads((bundle / "reduction.json").read_text())
     assert reduction["signature"]["location"] == location
     assert reduction["confirmations"] == 3
@@ -52,7 +52,7 @@ def check_bundle(bundle: Path, location: str) -> dict:
     text = "".join(p.read_text(errors="replace") for p in bundle.rglob("*") if p.is_file())
     assert str(ROOT) not in text and "site-packages/mindspore" not in text.replace("<site-packages>", "")
     # repro.py needs only MindSpore: run it alone, from a fresh directory
-    fresh = bundle.parent / f"fresh-{bundle.name}"
+    fresh = scratch / f"fresh-{bundle.name}"
     fresh.mkdir()
     shutil.copy(bundle / "repro.py", fresh / "repro.py")
     repro = subprocess.run([sys.executable, "repro.py"], cwd=fresh, capture_output=True, text=True, timeout=300)
@@ -63,7 +63,7 @@ def check_bundle(bundle: Path, location: str) -> dict:
 
 def test_transpose_case_reduces_to_the_same_bug(tmp_path: Path) -> None:
     bundle = reduce_cli("transpose_provide_call", tmp_path, "--no-diagnosis")
-    reduction = check_bundle(bundle, "matrix_transpose.cc:71")
+    reduction = check_bundle(bundle, "matrix_transpose.cc:71", tmp_path)
     assert reduction["reduced"]["tokens"] < reduction["original"]["tokens"]
     assert reduction["reduced"]["volume"] < reduction["original"]["volume"] / 100
     assert reduction["stage"]["stage"] == "AKG IR passes"
@@ -81,17 +81,22 @@ def test_transpose_case_reduces_to_the_same_bug(tmp_path: Path) -> None:
     assert check.returncode == 0 and "matrix_transpose.cc:71" in check.stdout
 
 
-def test_case_that_needs_an_attr_keeps_exactly_that_attr(tmp_path: Path) -> None:
-    bundle = reduce_cli("pairwise_dim_realize", tmp_path, "--no-diagnosis")
-    check_bundle(bundle, "realize_compress.cc:389")
+@pytest.mark.xdist_group("pairwise_dim_realize")
+def test_case_that_needs_an_attr_keeps_exactly_that_attr(shared_reduction, tmp_path: Path) -> None:
+    bundle = shared_reduction("pairwise_dim_realize", "--no-diagnosis")
+    check_bundle(bundle, "realize_compress.cc:389", tmp_path)
     reduced = load_case(bundle / "crash.yaml")
     assert list(reduced.attrs) == ["dim"]
     assert size_of(reduced).volume < size_of(load_case(CORPUS / "pairwise_dim_realize" / "crash.yaml")).volume
 
 
-def test_tiling_case_names_the_stage_and_a_workaround_verified_on_the_original(tmp_path: Path) -> None:
-    bundle = reduce_cli("conv3d_gemm_tiling", tmp_path)
-    reduction = check_bundle(bundle, "tiling_utils.cc:193")
+@pytest.mark.timeout(900)
+@pytest.mark.xdist_group("conv3d_gemm_tiling")
+def test_tiling_case_names_the_stage_and_a_workaround_verified_on_the_original(
+    shared_reduction, tmp_path: Path
+) -> None:
+    bundle = shared_reduction("conv3d_gemm_tiling")
+    reduction = check_bundle(bundle, "tiling_utils.cc:193", tmp_path)
     stage = reduction["stage"]
     assert (stage["stage"], stage["component"]) == ("poly auto-tiling", "SpaceAnalyzer::MarkGemmAxes")
     assert stage["after_pass"].endswith("(poly)")

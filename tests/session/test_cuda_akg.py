@@ -50,21 +50,23 @@ def test_gpu_corpus_case_reduces_with_the_gpu_build(tmp_path: Path, name: str) -
     assert repro.returncode == 1 and "The bug reproduces." in repro.stdout, repro.stdout + repro.stderr
 
 
-def test_one_kernel_for_cpu_and_for_cuda_gives_two_bundles_of_two_builds(tmp_path: Path) -> None:
+@pytest.mark.xdist_group("pairwise_dim_realize")
+def test_one_kernel_for_cpu_and_for_cuda_gives_two_bundles_of_two_builds(shared_reduction, tmp_path: Path) -> None:
     shutil.copytree(CORPUS / "pairwise_dim_realize", tmp_path / "case")
-    crash = tmp_path / "case" / "crash.yaml"
     cuda = tmp_path / "case" / "cuda.yaml"
-    data = yaml.safe_load(crash.read_text())
+    data = yaml.safe_load((tmp_path / "case" / "crash.yaml").read_text())
     data.pop("expect", None)
     cuda.write_text(yaml.safe_dump({**data, "target": "cuda"}))
-    out = tmp_path / "out"
-    for path in (crash, cuda):
-        run = reduce_cli(str(path), "-o", str(out), "-j", "2", "--no-diagnosis")
-        assert run.returncode == 0, run.stderr[-2000:]
+    run = reduce_cli(str(cuda), "-o", str(tmp_path / "out"), "-j", "2", "--no-diagnosis")
+    assert run.returncode == 0, run.stderr[-2000:]
     facts = {
         folder.name: (json.loads((folder / "env.json").read_text())["akg_build"]["name"], folder / "reduction.json")
-        for folder in (out / "pairwise_dim_realize", out / "pairwise_dim_realize-cuda")
+        for folder in (
+            shared_reduction("pairwise_dim_realize", "--no-diagnosis"),
+            tmp_path / "out" / f"{data['name']}-cuda",
+        )
     }
+    assert list(facts) == ["pairwise_dim_realize", "pairwise_dim_realize-cuda"]
     assert [build for build, _ in facts.values()] == ["cpu", "gpu11.6"]
     signatures = [json.loads(path.read_text())["signature"]["location"] for _, path in facts.values()]
     assert signatures[0].startswith("realize_compress.cc") and signatures[1].startswith("schedule_tree_util.cc")

@@ -16,10 +16,11 @@ import yaml
 from conftest import CORPUS, needs_akg
 
 from reducer.compile.akg import FROZEN_TILING, TILING_ENV, compile_case, freeze_attrs
+from reducer.compile.sandbox import Outcome
 from reducer.compile.signature import signature_of
-from reducer.inputs.crash_yaml import load_case
+from reducer.core.case import Case
 from reducer.inputs.load import load_input
-from reducer.kernels.kinds import outputs_of
+from reducer.kernels.kinds import GRAPH, kind_of, outputs_of
 
 pytestmark = [pytest.mark.akg, needs_akg]
 GRAPH_CASES = ["pointnet_group_outer_band", "pointnet_bn_stats_ssa", "pointnet_head_segv"]
@@ -31,10 +32,14 @@ def reduce_cli(target: Path, out: Path, *extra: str) -> subprocess.CompletedProc
     return subprocess.run(command, capture_output=True, text=True, timeout=1800)
 
 
-def test_shipped_graph_cases_fail_with_distinct_signatures() -> None:
+@pytest.mark.xdist_group("corpus_compiles")
+def test_shipped_graph_cases_fail_with_distinct_signatures(corpus_compiles: dict[str, tuple[Case, Outcome]]) -> None:
+    compiled = [corpus_compiles[name] for name in GRAPH_CASES]
+    dumped = load_input(DUMPED)
     signatures = set()
-    for case in [load_case(CORPUS / name / "crash.yaml") for name in GRAPH_CASES] + [load_input(DUMPED)]:
-        signature = signature_of(compile_case(case, outputs_of(case)), case.time_limit)
+    for case, outcome in [*compiled, (dumped, compile_case(dumped, outputs_of(dumped)))]:
+        assert kind_of(case) is GRAPH, case.name
+        signature = signature_of(outcome, case.time_limit)
         assert signature.kind in {"error", "signal"}, case.name
         signatures.add(signature.expectation())
     assert len(signatures) == 4
