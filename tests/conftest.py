@@ -145,32 +145,49 @@ def tree_digest(folder: Path) -> str:
     return digest.hexdigest()
 
 
-@pytest.fixture(scope="session")
-def shared_reduction(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[..., Path]]:
-    """`shared_reduction(case, *options)`: the bundle of corpus case `case` reduced by the CLI (-j 2) once per
-    session for every test that asks with the same options, in its own folder with its own cache and temp
-    dir. Tests only read it: at the end of the session each bundle must be as it was written. Tests that share
-    one carry the same `xdist_group` mark, so that one worker reduces it."""
-    done: dict[tuple[str, ...], Path] = {}
-    digests: dict[tuple[str, ...], str] = {}
+class SharedReductions:
+    """Corpus cases reduced by the CLI (-j 2) once per session for every test that asks with the same
+    options, each in its own folder with its own cache and temp dir. Tests only read a bundle (at the end of
+    the session each must be as it was written) and copy a cache before using it."""
 
-    def reduce(case: str, *options: str) -> Path:
+    def __init__(self, factory: pytest.TempPathFactory) -> None:
+        self.factory = factory
+        self.states: dict[tuple[str, ...], Path] = {}
+        self.digests: dict[tuple[str, ...], str] = {}
+
+    def _state(self, case: str, options: tuple[str, ...]) -> Path:
         key = (case, *options)
-        if key not in done:
-            state = tmp_path_factory.mktemp(f"shared-{case}")
+        if key not in self.states:
+            state = self.factory.mktemp(f"shared-{case}")
             (state / "tmp").mkdir()
             env = {**os.environ, "AKG_REDUCE_CACHE": str(state / "compiles.sqlite"), "TMPDIR": str(state / "tmp")}
             command = [sys.executable, "-m", "reducer", str(CORPUS / case / "crash.yaml"), "-o", str(state / "out")]
             run = subprocess.run([*command, "-j", "2", *options], capture_output=True, text=True, timeout=1200, env=env)
             assert run.returncode == 0, run.stderr[-3000:]
             assert not list((state / "tmp").glob(f"{PREFIX}*")), "the reduction left temp dirs"
-            done[key] = state / "out" / case
-            digests[key] = tree_digest(done[key])
-        return done[key]
+            self.states[key] = state
+            self.digests[key] = tree_digest(state / "out" / case)
+        return self.states[key]
 
-    yield reduce
-    changed = [key for key, bundle in done.items() if tree_digest(bundle) != digests[key]]
-    assert not changed, f"tests wrote into shared bundles: {changed}"
+    def bundle(self, case: str, *options: str) -> Path:
+        """The bundle of `case` reduced with `options`."""
+        return self._state(case, options) / "out" / case
+
+    def cache(self, case: str, *options: str) -> Path:
+        """The persistent compile cache that reduction filled."""
+        return self._state(case, options) / "compiles.sqlite"
+
+    def changed(self) -> list[tuple[str, ...]]:
+        return [key for key, state in self.states.items() if tree_digest(state / "out" / key[0]) != self.digests[key]]
+
+
+@pytest.fixture(scope="session")
+def shared_reduction(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SharedReductions]:
+    """The session's SharedReductions. Tests that share one carry the same `xdist_group` mark, so that one
+    worker reduces it."""
+    shared = SharedReductions(tmp_path_factory)
+    yield shared
+    assert not shared.changed(), f"tests wrote into shared bundles: {shared.changed()}"
 
 
 # Seconds a corpus hang is given where a test reads what it hangs in, not how long it is let run: both corpus
@@ -199,6 +216,18 @@ def corpus_compiles(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple
             pool.close()
     assert not list(state.glob(f"{PREFIX}*")), "the compiles left temp dirs"
     return found
+
+
+@pytest.fixture(scope="session", autouse=True)
+def no_unowned_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Work done outside a test (in a module or session fixture, before `isolated` runs) never reads or
+    writes the user's compile cache, whose entries a later run would read: a fixture that forgets to give its
+    reducers a cache of their own gets this one, and the session fails."""
+    unowned = tmp_path_factory.mktemp("unowned") / "compiles.sqlite"
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("AKG_REDUCE_CACHE", str(unowned))
+        yield
+    assert not unowned.exists(), "a fixture ran a reducer without a cache of its own (see no_unowned_cache)"
 
 
 @pytest.fixture(autouse=True)

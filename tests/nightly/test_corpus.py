@@ -72,7 +72,9 @@ def verdict(out: Path) -> tuple[list[tuple[str, tuple[str, ...]]], dict[str, str
 @pytest.fixture(scope="module")
 def first_night(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     root = tmp_path_factory.mktemp("corpus")
-    done = night(corpus(root / "cases"), root / "out")
+    (root / "tmp").mkdir()
+    own = {"AKG_REDUCE_CACHE": str(root / "compiles.sqlite"), "TMPDIR": str(root / "tmp")}  # set up before `isolated`
+    done = night(corpus(root / "cases"), root / "out", env=own)
     assert done.returncode == 0, done.stderr
     return root / "cases", root / "out"
 
