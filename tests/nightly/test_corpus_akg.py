@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import ADD_KERNEL, CORPUS, needs_akg
+from conftest import ADD_KERNEL, CORPUS, SharedReductions, needs_akg
 
 from reducer.inputs.load import load_input
 from reducer.kernels.hybrid import infer_outputs
@@ -134,12 +134,18 @@ def test_a_corpus_log_becomes_the_kernels_it_holds(tmp_path: Path) -> None:
     assert {p: p.read_bytes() for p in corpus.rglob("*") if p.is_file()} == before  # read, never written
 
 
-def test_the_same_failure_on_cpu_and_cuda_is_two_bugs(tmp_path: Path) -> None:
+@pytest.mark.xdist_group("conv3d_gemm_tiling")
+def test_the_same_failure_on_cpu_and_cuda_is_two_bugs(
+    shared_reduction: SharedReductions, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     corpus = tmp_path / "corpus"
     shutil.copytree(CORPUS / "conv3d_gemm_tiling", corpus / "conv3d_cpu")
     shutil.copytree(CORPUS / "conv3d_gemm_tiling", corpus / "conv3d_cuda")
     crash = corpus / "conv3d_cuda" / "crash.yaml"
     crash.write_text(yaml.safe_dump({**yaml.safe_load(crash.read_text()), "target": "cuda"}))
+    # The cpu case's compiles are those of the shared reduction of the same case: its cache answers them.
+    shutil.copy(shared_reduction.cache("conv3d_gemm_tiling"), tmp_path / "compiles.sqlite")
+    monkeypatch.setenv("AKG_REDUCE_CACHE", str(tmp_path / "compiles.sqlite"))
     report = night(corpus, tmp_path / "out", "--no-diagnosis")
     bugs, _ = summary(report)
     # One check at one place, but AKG's GPU pipeline and its CPU one are two things to fix.

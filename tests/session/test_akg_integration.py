@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import CORPUS, ROOT, needs_akg
+from conftest import CORPUS, ROOT, SharedReductions, needs_akg
 
 from reducer.inputs.crash_yaml import load_case
 from reducer.kernels.kinds import size_of
@@ -82,8 +82,8 @@ def test_transpose_case_reduces_to_the_same_bug(tmp_path: Path) -> None:
 
 
 @pytest.mark.xdist_group("pairwise_dim_realize")
-def test_case_that_needs_an_attr_keeps_exactly_that_attr(shared_reduction, tmp_path: Path) -> None:
-    bundle = shared_reduction("pairwise_dim_realize", "--no-diagnosis")
+def test_case_that_needs_an_attr_keeps_exactly_that_attr(shared_reduction: SharedReductions, tmp_path: Path) -> None:
+    bundle = shared_reduction.bundle("pairwise_dim_realize", "--no-diagnosis")
     check_bundle(bundle, "realize_compress.cc:389", tmp_path)
     reduced = load_case(bundle / "crash.yaml")
     assert list(reduced.attrs) == ["dim"]
@@ -93,9 +93,9 @@ def test_case_that_needs_an_attr_keeps_exactly_that_attr(shared_reduction, tmp_p
 @pytest.mark.timeout(900)
 @pytest.mark.xdist_group("conv3d_gemm_tiling")
 def test_tiling_case_names_the_stage_and_a_workaround_verified_on_the_original(
-    shared_reduction, tmp_path: Path
+    shared_reduction: SharedReductions, tmp_path: Path
 ) -> None:
-    bundle = shared_reduction("conv3d_gemm_tiling")
+    bundle = shared_reduction.bundle("conv3d_gemm_tiling")
     reduction = check_bundle(bundle, "tiling_utils.cc:193", tmp_path)
     stage = reduction["stage"]
     assert (stage["stage"], stage["component"]) == ("poly auto-tiling", "SpaceAnalyzer::MarkGemmAxes")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import CORPUS, needs_akg
+from conftest import CORPUS, SharedReductions, needs_akg
 
 pytestmark = [pytest.mark.akg, needs_akg]
 
@@ -51,7 +51,9 @@ def test_gpu_corpus_case_reduces_with_the_gpu_build(tmp_path: Path, name: str) -
 
 
 @pytest.mark.xdist_group("pairwise_dim_realize")
-def test_one_kernel_for_cpu_and_for_cuda_gives_two_bundles_of_two_builds(shared_reduction, tmp_path: Path) -> None:
+def test_one_kernel_for_cpu_and_for_cuda_gives_two_bundles_of_two_builds(
+    shared_reduction: SharedReductions, tmp_path: Path
+) -> None:
     shutil.copytree(CORPUS / "pairwise_dim_realize", tmp_path / "case")
     cuda = tmp_path / "case" / "cuda.yaml"
     data = yaml.safe_load((tmp_path / "case" / "crash.yaml").read_text())
@@ -62,7 +64,7 @@ def test_one_kernel_for_cpu_and_for_cuda_gives_two_bundles_of_two_builds(shared_
     facts = {
         folder.name: (json.loads((folder / "env.json").read_text())["akg_build"]["name"], folder / "reduction.json")
         for folder in (
-            shared_reduction("pairwise_dim_realize", "--no-diagnosis"),
+            shared_reduction.bundle("pairwise_dim_realize", "--no-diagnosis"),
             tmp_path / "out" / f"{data['name']}-cuda",
         )
     }

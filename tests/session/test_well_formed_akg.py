@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import CORPUS, ROOT, needs_akg
+from conftest import CORPUS, ROOT, SharedReductions, needs_akg
 
 from reducer.core.case import Expectation
 from reducer.inputs.crash_yaml import load_case
@@ -37,8 +37,10 @@ def single_deletions(case) -> list[Edit]:
 
 @pytest.mark.timeout(900)
 @pytest.mark.xdist_group("conv3d_gemm_tiling")
-def test_conv3d_reduces_to_a_well_formed_1_minimal_kernel_no_bigger_than_the_hand_found_one(shared_reduction) -> None:
-    bundle = shared_reduction("conv3d_gemm_tiling")
+def test_conv3d_reduces_to_a_well_formed_1_minimal_kernel_no_bigger_than_the_hand_found_one(
+    shared_reduction: SharedReductions,
+) -> None:
+    bundle = shared_reduction.bundle("conv3d_gemm_tiling")
     reduction = json.loads((bundle / "reduction.json").read_text())
     assert reduction["well_formed"] == {"holds": True, "why_not": "", "required": "yes"}
     assert "well-formed" in (bundle / "ISSUE.md").read_text()
