@@ -7,6 +7,8 @@ import ast
 import json
 import subprocess
 import sys
+import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -42,8 +44,35 @@ def _reduce(crash: Path, out: Path, jobs: int = 1, **settings: object) -> tuple[
     return reduce_case(load_case(crash), files, out, Settings(jobs=jobs, **settings))
 
 
-def test_reduction_keeps_the_bug_and_shrinks_everything(fake_case: Path, tmp_path: Path) -> None:
-    bundle, stats = _reduce(fake_case, tmp_path / "out")
+@dataclass(frozen=True)
+class Reduced:
+    crash: Path  # the case reduced
+    bundle: Path
+    stats: dict
+    before: dict[str, bytes]  # the case's folder before the reduction
+    after: dict[str, bytes]  # and after it
+
+
+@pytest.fixture(scope="session")
+def fake_reduction(tmp_path_factory: pytest.TempPathFactory) -> Reduced:
+    """The matmul fake case reduced once with the defaults (-j 1, warm, diagnosis), for the tests that read
+    that reduction or compare another with it; its own temp dir, no persistent cache. Its tests carry
+    `xdist_group("fake_reduction")`."""
+    root = tmp_path_factory.mktemp("fake-reduction")
+    crash = write_case(root / "matmul_bias")
+    (root / "tmp").mkdir()
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("TMPDIR", str(root / "tmp"))
+        env.setattr(tempfile, "tempdir", str(root / "tmp"))
+        before = {p.name: p.read_bytes() for p in crash.parent.iterdir()}
+        bundle, stats = _reduce(crash, root / "out")
+        after = {p.name: p.read_bytes() for p in crash.parent.iterdir()}
+    return Reduced(crash, bundle, stats, before, after)
+
+
+@pytest.mark.xdist_group("fake_reduction")
+def test_reduction_keeps_the_bug_and_shrinks_everything(fake_reduction: Reduced) -> None:
+    bundle, stats = fake_reduction.bundle, fake_reduction.stats
     reduction = json.loads((bundle / "reduction.json").read_text())
     assert reduction["signature"]["location"] == "fake_tiling.cc:193"
     assert reduction["signature"]["message"].startswith("Check failed: gemm_m.size() <= FormatM.size()")
@@ -79,10 +108,11 @@ def _without_statement(source: str, index: int) -> str | None:
     return ast.unparse(tree)
 
 
-def test_reduced_kernel_is_one_minimal(fake_case: Path, tmp_path: Path) -> None:
+@pytest.mark.xdist_group("fake_reduction")
+def test_reduced_kernel_is_one_minimal(fake_reduction: Reduced) -> None:
     """Deleting any single statement of the result loses the failure."""
-    bundle, _ = _reduce(fake_case, tmp_path / "out")
-    reduced = load_case(bundle / "crash.yaml").with_(compiler=load_case(fake_case).compiler)  # as reduced
+    compiler = load_case(fake_reduction.crash).compiler
+    reduced = load_case(fake_reduction.bundle / "crash.yaml").with_(compiler=compiler)  # as reduced
     expect = Expectation("error", "Check failed: gemm_m.size() <= FormatM.size()", "fake_tiling.cc:193")
     deletions = []
     with Oracle(expect) as oracle:
@@ -122,16 +152,18 @@ def test_reduction_never_ends_on_another_bug(tmp_path: Path) -> None:
     assert json.loads((bundle / "reduction.json").read_text())["signature"]["location"] == "fake_tiling.cc:193"
 
 
-def test_parallel_result_equals_sequential(fake_case: Path, tmp_path: Path) -> None:
-    one, _ = _reduce(fake_case, tmp_path / "j1", jobs=1)
-    two, _ = _reduce(fake_case, tmp_path / "j2", jobs=2)
+@pytest.mark.xdist_group("fake_reduction")
+def test_parallel_result_equals_sequential(fake_reduction: Reduced, tmp_path: Path) -> None:
+    one = fake_reduction.bundle  # -j 1
+    two, _ = _reduce(fake_reduction.crash, tmp_path / "j2", jobs=2)
     assert (one / "kernel.py").read_text() == (two / "kernel.py").read_text()
     assert yaml.safe_load((one / "crash.yaml").read_text()) == yaml.safe_load((two / "crash.yaml").read_text())
 
 
-def test_cold_and_warm_reductions_agree(fake_case: Path, tmp_path: Path) -> None:
-    warm, warm_stats = _reduce(fake_case, tmp_path / "warm")
-    cold, cold_stats = _reduce(fake_case, tmp_path / "cold", cold=True)
+@pytest.mark.xdist_group("fake_reduction")
+def test_cold_and_warm_reductions_agree(fake_reduction: Reduced, tmp_path: Path) -> None:
+    warm, warm_stats = fake_reduction.bundle, fake_reduction.stats
+    cold, cold_stats = _reduce(fake_reduction.crash, tmp_path / "cold", cold=True)
     assert (warm / "kernel.py").read_text() == (cold / "kernel.py").read_text()
     assert warm_stats["compiles"] == cold_stats["compiles"] and warm_stats["warm"] and not cold_stats["warm"]
 
@@ -165,7 +197,10 @@ def test_a_hanging_candidate_is_cut_by_the_adaptive_timeout(tmp_path: Path, monk
     assert "dim" in reduced["attrs"] and "timeout" not in reduced
 
 
-def test_interrupted_run_resumes_from_checkpoint(fake_case: Path, tmp_path: Path, monkeypatch) -> None:
+@pytest.mark.xdist_group("fake_reduction")
+def test_interrupted_run_resumes_from_checkpoint(
+    fake_case: Path, fake_reduction: Reduced, tmp_path: Path, monkeypatch
+) -> None:
     from reducer.search import reduction as search
 
     out = tmp_path / "out"
@@ -189,14 +224,12 @@ def test_interrupted_run_resumes_from_checkpoint(fake_case: Path, tmp_path: Path
     bundle, stats = _reduce(fake_case, out)
     assert stats["resumed"] is True
     assert json.loads((bundle / "reduction.json").read_text())["edits"][:3] == checkpoint["edits"]
-    fresh, _ = _reduce(fake_case, tmp_path / "fresh")
-    assert (bundle / "kernel.py").read_text() == (fresh / "kernel.py").read_text()
+    assert (bundle / "kernel.py").read_text() == (fake_reduction.bundle / "kernel.py").read_text()  # uninterrupted
 
 
-def test_original_is_left_untouched(fake_case: Path, tmp_path: Path) -> None:
-    before = {p.name: p.read_bytes() for p in fake_case.parent.iterdir()}
-    _reduce(fake_case, tmp_path / "out")
-    assert {p.name: p.read_bytes() for p in fake_case.parent.iterdir()} == before
+@pytest.mark.xdist_group("fake_reduction")
+def test_original_is_left_untouched(fake_reduction: Reduced) -> None:
+    assert fake_reduction.after == fake_reduction.before
 
 
 def test_cli_reduce_and_check_round_trip(fake_case: Path, tmp_path: Path) -> None:
