@@ -70,3 +70,38 @@ def test_a_missing_data_file_is_not_a_missing_program() -> None:
         .replace("compilewithjson", "_execute_child")
     )
     assert "apt install g++" in decide({}, program, None).advice
+
+
+class CompilesNothing:
+    """An oracle that fails the test if the triage asks it to compile anything."""
+
+    def outcome(self, case: Case) -> str:
+        raise AssertionError(f"compiled {case.attrs}")
+
+
+FRAME = "akg::ir::poly::TileOuterBand::ReverseTraverseChild"
+
+
+@pytest.mark.parametrize(
+    ("outcome", "reason"),
+    [
+        (
+            Outcome(-6, 6, False, False, 1.0, "what():  isl_val.c:16: out of bounds\n", stack=(FRAME,)),
+            "died of SIGABRT",
+        ),
+        (Outcome(None, None, True, False, 15.0, "", stack=(FRAME,)), "a hang"),
+        (Outcome(1, None, False, False, 1.0, "AKG-REDUCE-CHECK mismatch max abs error 3\n"), "wrong results"),
+        (Outcome(None, None, False, True, 1.0, ""), "memory use"),
+    ],
+    ids=["crash", "hang", "wrong result", "memory"],
+)
+def test_a_crash_hang_wrong_result_or_memory_blowup_is_a_compiler_bug_by_its_kind_alone(
+    outcome: Outcome, reason: str
+) -> None:
+    """What follows from the kind of failure is decided without a compile, even with attrs the case gives
+    (the corpus originals' verdicts on the real AKG: tests/diagnosis/test_triage_akg.py)."""
+    case = Case("add", ADD_KERNEL, "add", INPUTS, attrs={"dim": "0 0 4 4"}, timeout=15)
+    signature = signature_of(outcome, 15)
+    found = triage(case, case, signature, failing_stage(outcome.output, signature, None), outcome.output,
+                   CompilesNothing())  # fmt: skip
+    assert found.verdict == COMPILER_BUG and reason in found.reason and not found.unsure, found
