@@ -191,8 +191,9 @@ def shared_reduction(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Share
 
 
 # Seconds a corpus hang is given where a test reads what it hangs in, not how long it is let run: both corpus
-# hangs are in their loop (ComputeTransferCopyin) after 4 s, cold, on an idle machine.
-HANG_PROBE = 8.0
+# hangs are in their loop (ComputeTransferCopyin) after 4 s, cold, on an idle machine; 10 s leaves room for a
+# busy machine.
+HANG_PROBE = 10.0
 
 
 @pytest.fixture(scope="session")
