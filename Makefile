@@ -31,7 +31,7 @@ demo: install
 
 test: install
 	$(BIN)/ruff check reducer tests bench
-	$(BIN)/pytest -q -p no:cacheprovider -n $(TEST_JOBS) --dist loadgroup
+	$(BIN)/pytest -q -p no:cacheprovider -n $(TEST_JOBS) --dist loadgroup --durations=15
 
 # .ci/run's second pass: the tests that read what a first run leaves (the venv, compiled Python files,
 # hypothesis' example database, pytest's temp roots, a process that outlived its test) run again on top of it.

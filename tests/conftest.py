@@ -72,6 +72,12 @@ HAS_AKG = importlib.util.find_spec("mindspore") is not None
 needs_akg = pytest.mark.skipif(not HAS_AKG, reason="MindSpore (real AKG) is not installed")
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The real-AKG tests, the long ones, first: xdist hands out work in this order (groups of shared work
+    before single tests), and a long test started last would leave the other worker idle at the end."""
+    items.sort(key=lambda item: item.get_closest_marker("akg") is None)
+
+
 def write_case(folder: Path, kernel: str = MATMUL_KERNEL, **fields: object) -> Path:
     """A crash.yaml + kernel.py in `folder`, compiled by the fake compiler unless fields say otherwise."""
     folder.mkdir(parents=True, exist_ok=True)
