@@ -6,7 +6,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import importlib.util
-import os
 import shutil
 import signal
 import subprocess
@@ -143,6 +142,22 @@ def describe(procs: list[psutil.Process]) -> list[str]:
     return facts
 
 
+@contextlib.contextmanager
+def own_state(root: Path) -> Iterator[Path]:
+    """Work done outside a test (a session or module fixture, before `isolated`) gets what a test gets: its
+    own compile cache (root/compiles.sqlite) and temp dir (root/tmp, yielded) for itself and every reducer it
+    starts; on the way out no temp dir of ours may be left there."""
+    tmp = root / "tmp"
+    tmp.mkdir()
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("AKG_REDUCE_CACHE", str(root / "compiles.sqlite"))
+        env.setenv("TMPDIR", str(tmp))
+        env.setattr(tempfile, "tempdir", str(tmp))
+        yield tmp
+    left = sorted(p.name for p in tmp.glob(f"{PREFIX}*"))
+    assert not left, f"temp dirs left by work outside a test: {left}"
+
+
 def tree_digest(folder: Path) -> str:
     """Every file under `folder`, by path and content: what a reader of a shared result must leave as it is."""
     digest = hashlib.sha256()
@@ -165,12 +180,10 @@ class SharedReductions:
         key = (case, *options)
         if key not in self.states:
             state = self.factory.mktemp(f"shared-{case}")
-            (state / "tmp").mkdir()
-            env = {**os.environ, "AKG_REDUCE_CACHE": str(state / "compiles.sqlite"), "TMPDIR": str(state / "tmp")}
             command = [sys.executable, "-m", "reducer", str(CORPUS / case / "crash.yaml"), "-o", str(state / "out")]
-            run = subprocess.run([*command, "-j", "2", *options], capture_output=True, text=True, timeout=1200, env=env)
+            with own_state(state):
+                run = subprocess.run([*command, "-j", "2", *options], capture_output=True, text=True, timeout=1200)
             assert run.returncode == 0, run.stderr[-3000:]
-            assert not list((state / "tmp").glob(f"{PREFIX}*")), "the reduction left temp dirs"
             self.states[key] = state
             self.digests[key] = tree_digest(state / "out" / case)
         return self.states[key]
@@ -193,7 +206,8 @@ def shared_reduction(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Share
     worker reduces it."""
     shared = SharedReductions(tmp_path_factory)
     yield shared
-    assert not shared.changed(), f"tests wrote into shared bundles: {shared.changed()}"
+    changed = shared.changed()
+    assert not changed, f"tests wrote into shared bundles: {changed}"
 
 
 # Seconds a corpus hang is given where a test reads what it hangs in, not how long it is let run: both corpus
@@ -208,11 +222,8 @@ def corpus_compiles(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple
     HANG_PROBE s): {name: (the case as compiled, its outcome)}, for the tests that read what AKG does with the
     originals. The workers are stopped before any test reads it, so no test sees processes it did not start.
     Its tests carry `xdist_group("corpus_compiles")`, so that one worker compiles it."""
-    state = tmp_path_factory.mktemp("corpus-compiles")
     found = {}
-    with pytest.MonkeyPatch.context() as env:
-        env.setenv("TMPDIR", str(state))
-        env.setattr(tempfile, "tempdir", str(state))
+    with own_state(tmp_path_factory.mktemp("corpus-compiles")):
         pool = WorkerPool()
         try:
             for crash in sorted(CORPUS.glob("*/crash.yaml")):
@@ -221,7 +232,6 @@ def corpus_compiles(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple
                 found[crash.parent.name] = probe, compile_case(probe, outputs_of(probe), pool=pool)
         finally:
             pool.close()
-    assert not list(state.glob(f"{PREFIX}*")), "the compiles left temp dirs"
     return found
 
 

@@ -29,9 +29,13 @@ class NeedsAttr:
 
 
 def decide(attrs: dict, output: str, oracle: NeedsAttr | None) -> Triage:
+    return triaged(attrs, Outcome(1, None, False, False, 1.0, output), oracle)
+
+
+def triaged(attrs: dict, outcome: Outcome, oracle: NeedsAttr | CompilesNothing | None) -> Triage:
     case = Case("add", ADD_KERNEL, "add", INPUTS, attrs=attrs)
-    signature = signature_of(Outcome(1, None, False, False, 1.0, output), 60)
-    return triage(case, case, signature, failing_stage(output, signature, None), output, oracle)
+    signature = signature_of(outcome, case.time_limit)
+    return triage(case, case, signature, failing_stage(outcome.output, signature, None), outcome.output, oracle)
 
 
 AKG_CHECK = "[ERROR] AKG:2026-12-05-10:00:00.000.000 [tiling.cc:12] [tiling] Check failed: {}\n"
@@ -100,8 +104,5 @@ def test_a_crash_hang_wrong_result_or_memory_blowup_is_a_compiler_bug_by_its_kin
 ) -> None:
     """What follows from the kind of failure is decided without a compile, even with attrs the case gives
     (the corpus originals' verdicts on the real AKG: tests/diagnosis/test_triage_akg.py)."""
-    case = Case("add", ADD_KERNEL, "add", INPUTS, attrs={"dim": "0 0 4 4"}, timeout=15)
-    signature = signature_of(outcome, 15)
-    found = triage(case, case, signature, failing_stage(outcome.output, signature, None), outcome.output,
-                   CompilesNothing())  # fmt: skip
+    found = triaged({"dim": "0 0 4 4"}, outcome, CompilesNothing())
     assert found.verdict == COMPILER_BUG and reason in found.reason and not found.unsure, found

@@ -7,7 +7,6 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import json
-import os
 import shutil
 import signal
 import sqlite3
@@ -17,7 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import CORPUS, FAKE_COMPILER, write_case
+from conftest import CORPUS, FAKE_COMPILER, own_state, write_case
 
 from reducer.nightly.discover import discover
 
@@ -50,9 +49,9 @@ def corpus(root: Path) -> Path:
     return root
 
 
-def night(folder: Path, out: Path, *extra: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+def night(folder: Path, out: Path, *extra: str) -> subprocess.CompletedProcess:
     command = [sys.executable, "-m", "reducer", "corpus", str(folder), "-o", str(out), "-j", "2", *extra]
-    return subprocess.run(command, capture_output=True, text=True, env={**os.environ, **(env or {})})
+    return subprocess.run(command, capture_output=True, text=True)
 
 
 def history(out: Path, run: int) -> dict[str, tuple[str, str, int]]:
@@ -72,9 +71,8 @@ def verdict(out: Path) -> tuple[list[tuple[str, tuple[str, ...]]], dict[str, str
 @pytest.fixture(scope="module")
 def first_night(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     root = tmp_path_factory.mktemp("corpus")
-    (root / "tmp").mkdir()
-    own = {"AKG_REDUCE_CACHE": str(root / "compiles.sqlite"), "TMPDIR": str(root / "tmp")}  # set up before `isolated`
-    done = night(corpus(root / "cases"), root / "out", env=own)
+    with own_state(root):
+        done = night(corpus(root / "cases"), root / "out")
     assert done.returncode == 0, done.stderr
     return root / "cases", root / "out"
 

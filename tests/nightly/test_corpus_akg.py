@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import ADD_KERNEL, CORPUS, SharedReductions, needs_akg
+from conftest import ADD_KERNEL, CORPUS, SharedReductions, needs_akg, own_state
 
 from reducer.inputs.load import load_input
 from reducer.kernels.hybrid import infer_outputs
@@ -66,13 +66,9 @@ def first_night(corpus_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> t
     cache, its report), with a fresh cache of its own; session-scoped, as xdist may run another module's tests
     between the two that share it. Tests copy the folder before running on it."""
     state = tmp_path_factory.mktemp("first-night")
-    (state / "tmp").mkdir()
-    cache = state / "compiles.sqlite"
-    with pytest.MonkeyPatch.context() as env:
-        env.setenv("AKG_REDUCE_CACHE", str(cache))
-        env.setenv("TMPDIR", str(state / "tmp"))
+    with own_state(state):
         report = night(corpus_dir, state / "out", "--no-diagnosis")
-    return state / "out", cache, report
+    return state / "out", state / "compiles.sqlite", report
 
 
 @pytest.mark.xdist_group("real_corpus_night")

@@ -7,13 +7,12 @@ import ast
 import json
 import subprocess
 import sys
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 import yaml
-from conftest import write_case
+from conftest import own_state, write_case
 
 from reducer import session
 from reducer.compile import hang_stack
@@ -55,15 +54,12 @@ class Reduced:
 
 @pytest.fixture(scope="session")
 def fake_reduction(tmp_path_factory: pytest.TempPathFactory) -> Reduced:
-    """The matmul fake case reduced once with the defaults (-j 1, warm, diagnosis), for the tests that read
-    that reduction or compare another with it; its own temp dir, no persistent cache. Its tests carry
+    """The matmul fake case reduced once with the defaults (-j 1, warm, diagnosis, no persistent cache), for
+    the tests that read that reduction or compare another with it. Its tests carry
     `xdist_group("fake_reduction")`."""
     root = tmp_path_factory.mktemp("fake-reduction")
     crash = write_case(root / "matmul_bias")
-    (root / "tmp").mkdir()
-    with pytest.MonkeyPatch.context() as env:
-        env.setenv("TMPDIR", str(root / "tmp"))
-        env.setattr(tempfile, "tempdir", str(root / "tmp"))
+    with own_state(root):
         before = {p.name: p.read_bytes() for p in crash.parent.iterdir()}
         bundle, stats = _reduce(crash, root / "out")
         after = {p.name: p.read_bytes() for p in crash.parent.iterdir()}
