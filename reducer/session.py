@@ -115,10 +115,11 @@ def original_signature(
     signatures = [sig for sig, _ in results]
     if signatures and all(s.kind == CODEGEN for s in signatures):
         facts = cuda_facts()
-        has = f"GPU {'yes' if facts['gpu'] else 'no'}, nvcc {facts['nvcc'] or 'none'}"
+        has = f"GPU {'yes' if facts['gpu'] else 'no'}, nvcc {facts['nvcc'] or 'none'}, CUDA {facts['cuda'] or 'none'}"
         raise NeedsCodegen(
-            "the original passes AKG's GPU pipeline and reaches CUDA code generation, which needs nvcc and a "
-            f"GPU (this machine: {has}); a failure there cannot be reproduced on this machine"
+            f"the original passes AKG's GPU pipeline and {signatures[0].message} ({signatures[0].raw}); "
+            f"this machine: {has}. That is CUDA code generation and the CUDA toolkit, not AKG's passes: "
+            "nothing to reduce here"
         )
     failing = [s for s in signatures if s.kind not in ("none", CODEGEN)]
     if not failing:

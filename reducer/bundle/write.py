@@ -22,6 +22,7 @@ from typing import Any
 
 from reducer.compile.akg import MISMATCH_SCRIPT, Toolchain, host_facts, mismatch_spec, side_files
 from reducer.compile.builds import AkgBuild, cuda_facts
+from reducer.compile.nvcc import gpu_pipeline_reach
 from reducer.compile.signature import Signature, message_regex
 from reducer.core.case import Case, Expectation, TensorSpec
 from reducer.core.errors import InputError
@@ -123,6 +124,7 @@ def _build_facts(build: AkgBuild | None) -> dict[str, Any]:
         "gpu": "yes" if cuda["gpu"] else "no",
         "nvcc": cuda["nvcc"] or "none",
         "cuda": cuda["cuda"] or "none",
+        "gpu_pipeline": gpu_pipeline_reach(),
     }
 
 

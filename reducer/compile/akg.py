@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from reducer.compile import crash_stack
+from reducer.compile.nvcc import nvcc_env, with_architecture
 from reducer.compile.builds import PLUGINS, AkgBuild, choose_build, cuda_facts, shipped
 from reducer.compile.cache import compile_key
 from reducer.compile.sandbox import HangCheck, Outcome, Running, read_capped, run_sandboxed, supervise
@@ -111,6 +112,8 @@ def compile_env(build: AkgBuild | None, case_env: dict[str, str], dump_ir: bool 
     if build is not None:
         env["TVM_LIBRARY_PATH"] = build.plugin_dir
         env["LD_LIBRARY_PATH"] = os.pathsep.join(filter(None, [build.plugin_dir, os.environ.get("LD_LIBRARY_PATH")]))
+        if build.name.startswith("gpu"):
+            env.update(nvcc_env(env.get("PATH", os.defpath)))
     env.update(case_env)
     if dump_ir:
         env["MS_DEV_DUMP_IR"] = "on"
@@ -144,8 +147,10 @@ def side_files(case: Case) -> dict[str, str]:
 
 
 def kernel_files(case: Case, outputs: tuple[TensorSpec, ...]) -> dict[str, str]:
-    """What the compile dir holds: the kernel's `.info` and its side files."""
-    return {"k.info": info_text(case, outputs), **side_files(case)}
+    """What the compile dir holds: the kernel's `.info` (a cuda kernel with an architecture, see nvcc.py) and
+    its side files."""
+    info = info_text(case, outputs)
+    return {"k.info": with_architecture(info) if case.target == "cuda" else info, **side_files(case)}
 
 
 @dataclass(frozen=True)

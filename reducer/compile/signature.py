@@ -18,6 +18,11 @@ MISMATCH_VERDICT = "AKG-REDUCE-CHECK"  # the verdict line of reducer/compile/mis
 # [ERROR] AKG:2026-12-02-15:22:22.025.224 [tiling_utils.cc:193] [tiling] Check failed: ...
 # AKG's GPU pipeline ran to its end and handed the kernel to nvcc, which this machine cannot run.
 _CUDA_CODEGEN = ("arch(sm_xy) is not passed", "cannot find nvcc", "No such file or directory: 'nvcc'")
+# ... or which ran and failed (AKG's tvm/contrib/nvcc.py raises this with nvcc's output): a CUDA of another
+# release than the AKG build's (sm_70 dropped, a header defining what AKG's code defines), not AKG's passes.
+_NVCC_FAILED = re.compile(r"^(RuntimeError: )?Compilation error:?")
+_NVCC_MESSAGE = re.compile(r"\b(error|fatal)\b")
+_NVCC_SOURCE = re.compile(r"\S*/my_kernel\.cu")
 CODEGEN = "codegen"  # the Signature kind of it: not a failure of AKG, not a pass either
 HANG_MESSAGE = "compile did not finish within its time limit"
 _AKG_ERROR = re.compile(r"^\[ERROR\] AKG:\S+ \[(?P<loc>[\w./-]+:\d+)\] \[(?P<comp>[^\]]*)\] (?P<msg>.*)$")
@@ -197,6 +202,10 @@ def signature_of(outcome: Outcome, timeout: float) -> Signature:
         raw, loc, comp, function = py
         if any(marker in raw for marker in _CUDA_CODEGEN):
             return Signature(CODEGEN, "reaches CUDA code generation, which needs nvcc and a GPU", loc, (), comp, raw)
+        if _NVCC_FAILED.match(raw) and loc.startswith("nvcc.py"):
+            said = next((ln.strip() for ln in lines if _NVCC_MESSAGE.search(ln) and "Error:" not in ln), raw)
+            said = _NVCC_SOURCE.sub("my_kernel.cu", said)  # nvcc's temp dir differs from compile to compile
+            return Signature(CODEGEN, "reaches nvcc, which fails on the generated CUDA code", loc, (), comp, said)
         return Signature("error", mask(raw), loc, frames or ((function,) if function else ()), comp, raw)
     last = next((ln.strip() for ln in reversed(lines) if ln.strip()), "")
     if outcome.returncode == 0:

@@ -132,7 +132,7 @@ def load_case(path: Path) -> Case:
         model = _CrashModel.model_validate(data)
     except ValidationError as err:
         raise InputError(f"{path}: {_first_error(err)}") from None
-    if model.kernel.endswith(".info") and "\n" not in model.kernel:
+    if model.kernel.endswith((".info", ".json")) and "\n" not in model.kernel:
         base = _info_kernel(path, model)
     elif model.inputs is None:
         raise InputError(f"{path}: field 'inputs': required for a Python kernel")

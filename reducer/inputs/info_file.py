@@ -4,6 +4,7 @@ Custom op of func_type "hybrid" (its Hybrid DSL source in func_source_str)."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -69,6 +70,23 @@ def json_object(text: str, where: str, what: str) -> dict[str, Any]:
     return value
 
 
+def is_kernel_json(text: str) -> bool:
+    """Is `text` an AKG kernel JSON (a JSON object with `op_desc`), as opposed to a crash.yaml?"""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return False
+    return isinstance(value, dict) and "op_desc" in value
+
+
+def _defined(source: str, func_name: Any) -> str | None:
+    """`func_name` when the source defines a function of that name, else None: AKG compiles the one function
+    of func_source_str whatever it is called (a kernel registered under another name)."""
+    if isinstance(func_name, str) and re.search(rf"^\s*def\s+{re.escape(func_name)}\s*\(", source, re.MULTILINE):
+        return func_name
+    return None
+
+
 def case_from_info(path: Path, text: str) -> Case:
     """The Case of a `.info` as MindSpore writes it: a fused graph, or a Custom hybrid op (Hybrid DSL
     source in `func_source_str`)."""
@@ -88,7 +106,7 @@ def case_from_info(path: Path, text: str) -> Case:
     source = attrs.get("func_source_str")
     if not isinstance(source, str) or "def " not in source:
         raise InputError(f"{origin}: field 'op_desc.0.attr.func_source_str': expected Hybrid DSL source")
-    source, function = function_source(source, attrs.get("func_name"), origin)
+    source, function = function_source(source, _defined(source, attrs.get("func_name")), origin)
     descs = info.get("input_desc") or []
     if not isinstance(descs, list):
         raise InputError(f"{origin}: field 'input_desc': expected a list of inputs")

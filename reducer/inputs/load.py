@@ -1,5 +1,6 @@
 """What a user points the reducer at, loaded into a valid Case with the files to keep as the original:
-a crash.yaml (with its kernel file), or a bare `.info` kernel JSON as MindSpore writes it."""
+a crash.yaml (with its kernel file), or a bare kernel JSON: a `.info` as MindSpore writes it, or any file
+holding one (AKG's own test kernels are `.json` as often as `.info`), told from a crash.yaml by content."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any
 from reducer.core.case import Case
 from reducer.core.errors import InputError, InvalidKernel
 from reducer.inputs.crash_yaml import load_case, load_yaml
-from reducer.inputs.info_file import case_from_info, json_object
+from reducer.inputs.info_file import case_from_info, is_kernel_json, json_object
 from reducer.kernels.kinds import kind_of, outputs_of
 
 
@@ -22,11 +23,24 @@ def _read(path: Path) -> str:
         raise InputError(f"{path}: not a UTF-8 text file") from None
 
 
-def original_files(path: Path) -> dict[str, str]:
-    """The user's files as they are: crash.yaml (or the .info) and the kernel file it names."""
-    files = {path.name if path.suffix == ".info" else "crash.yaml": _read(path)}
+def is_kernel_file(path: Path) -> bool:
+    """A bare kernel JSON (not a crash.yaml): a `.info`, or a file whose text is a JSON object with `op_desc`."""
     if path.suffix == ".info":
-        return files
+        return True
+    try:
+        with path.open("rb") as stream:
+            if not stream.read(4096).lstrip().startswith(b"{"):
+                return False
+    except OSError:
+        return False
+    return is_kernel_json(_read(path))
+
+
+def original_files(path: Path) -> dict[str, str]:
+    """The user's files as they are: crash.yaml (or the kernel JSON) and the kernel file it names."""
+    if is_kernel_file(path):
+        return {path.name: _read(path)}
+    files = {"crash.yaml": _read(path)}
     data = load_yaml(path)
     kernel = data.get("kernel", "") if isinstance(data, dict) else ""
     kernel_path = path.parent / kernel if isinstance(kernel, str) else path
@@ -50,7 +64,7 @@ def load_input(
     """A valid case from crash.yaml or a `.info` (its kernel a valid fused graph or Hybrid DSL), with the
     build attrs of `--attrs` and the AKG build of `--akg-build` when given, else an InputError. Its
     candidates must be well-formed unless `allow_ill_formed` or the original itself is not."""
-    case = case_from_info(path, _read(path)) if path.suffix == ".info" else load_case(path)
+    case = case_from_info(path, _read(path)) if is_kernel_file(path) else load_case(path)
     if attrs is not None:
         case = case.with_(attrs=parse_attrs(attrs))
     if akg_build is not None:

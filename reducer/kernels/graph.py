@@ -65,7 +65,9 @@ def loads(text: str) -> Graph:
 
 
 def graph_inputs(graph: Graph) -> list[Tensor]:
-    return [desc[0] for desc in graph["input_desc"]]
+    """The graph's tensor inputs; a graph of constants only (an accumulator zeroed by BroadcastTo) has
+    `"input_desc": null`."""
+    return [desc[0] for desc in graph["input_desc"] or []]
 
 
 def op_inputs(op: dict[str, Any]) -> list[Tensor]:
@@ -123,8 +125,8 @@ def check_structure(info: Any, origin: str) -> Graph:
         return InputError(f"{origin}: field '{field}': expected {expected}")
 
     for key in ("input_desc", "output_desc", "op_desc"):
-        if not isinstance(info.get(key), list):
-            raise fail(key, "a list")
+        if not isinstance(info.get(key), list) and not (key == "input_desc" and info.get(key) is None):
+            raise fail(key, "a list" if key != "input_desc" else "a list, or null for a graph of constants")
     if info.get("process") not in ("cpu", "cuda", "aicore"):
         raise fail("process", "one of cpu, cuda, aicore")
 
@@ -139,7 +141,7 @@ def check_structure(info: Any, origin: str) -> Graph:
         if not isinstance(node.get("tensor_name"), str):
             raise fail(f"{field}.tensor_name", "a name")
 
-    for i, desc in enumerate(info["input_desc"]):
+    for i, desc in enumerate(info["input_desc"] or []):
         if not isinstance(desc, list) or len(desc) != 1:
             raise fail(f"input_desc.{i}", "a list holding one tensor")
         tensor(desc[0], f"input_desc.{i}.0")
@@ -148,8 +150,10 @@ def check_structure(info: Any, origin: str) -> Graph:
     for i, op in enumerate(info["op_desc"]):
         if not isinstance(op, dict) or not isinstance(op.get("name"), str):
             raise fail(f"op_desc.{i}.name", "an op name")
-        if op.get("attr") is not None and not isinstance(op["attr"], list):
-            raise fail(f"op_desc.{i}.attr", "a list of attrs or null")
+        if op.get("attr") not in (None, {}) and not isinstance(op["attr"], list):
+            raise fail(f"op_desc.{i}.attr", "a list of attrs, {} or null")
+        if not all(isinstance(a, dict) for a in op.get("attr") or []):
+            raise fail(f"op_desc.{i}.attr", "attrs as objects (name, value)")
         for j, desc in enumerate(op.get("input_desc") or []):
             if not isinstance(desc, list) or not desc:
                 raise fail(f"op_desc.{i}.input_desc.{j}", "a list of tensors")
@@ -305,7 +309,8 @@ def _out_dtype(op: dict[str, Any], dtypes: list[str]) -> str:
     if name == "Cast":
         return _cast_dtype(op, recorded)
     if name in COMPARISON or name in PREDICATE:
-        return "bool"
+        # AKG writes the dtype the output desc asks for (a LessEqual to float16 in MindSpore's dropout fusion)
+        return recorded
     if name == "Gather":
         return dtypes[0]
     if name in MATMUL:
@@ -342,6 +347,8 @@ def infer(graph: Graph) -> Graph:
                 tensor["shape"], tensor["data_type"] = list(source["shape"]), source["data_type"]
                 data.append(tensor)
         rule = SHAPE_RULES.get(op["name"])
+        if not data:  # an op of constants only (BroadcastTo of 0.0 to the shape attr): its data is the first
+            data = op_inputs(op)[:1]
         if rule is not None:
             if not data:
                 raise InvalidKernel(f"{op['name']} has no tensor input")
@@ -378,7 +385,7 @@ def prune(graph: Graph) -> Graph:
             kept.append(op)
             live |= {t["tensor_name"] for desc in op.get("input_desc") or [] for t in desc if not is_constant(t)}
     graph["op_desc"] = kept[::-1]
-    graph["input_desc"] = [d for d in graph["input_desc"] if d[0]["tensor_name"] in live]
+    graph["input_desc"] = [d for d in graph["input_desc"] or [] if d[0]["tensor_name"] in live]
     return graph
 
 
@@ -438,7 +445,7 @@ def delete_ops(graph: Graph, drop: Iterable[int], fresh: bool = False) -> Graph:
                 name = same[0]["tensor_name"]
             else:
                 name = _fresh_name(graph)
-                graph["input_desc"].append([_graph_input(out, name)])
+                graph["input_desc"] = [*(graph["input_desc"] or []), [_graph_input(out, name)]]
             _rename_reads(graph, out["tensor_name"], name, index + 1)
     graph["op_desc"] = [op for i, op in enumerate(graph["op_desc"]) if i not in drop]
     computed = {t["tensor_name"]: t for op in graph["op_desc"] for t in op["output_desc"]}

@@ -22,6 +22,10 @@ import ast
 from reducer.core.errors import InvalidKernel
 
 BUFFERS = {"allocate", "output_tensor"}
+# MindSpore 2.10 defines both as `_allocate(shape, dtype='float32', scope='global')`. Its static check (run for
+# @kernel-decorated functions only) wants exactly two; its own custom-op tests pass a plain function with a
+# scope, allocate(shape, dtype, 'local'), which reaches AKG unchecked. A .info does not say which it was.
+BUFFER_ARGS = range(1, 4)
 LOOPS = ("range", "serial", "vectorize", "parallel", "reduce")  # loop intrinsics with range() semantics
 SCOPES = {"attr", "block_realize"}
 UNARY_BASIC = {"sqrt", "sign", "log", "tanh", "exp", "abs", "int32", "float16", "float32"}
@@ -92,8 +96,10 @@ class _VariableUsage(ast.NodeVisitor):
             raise InvalidKernel(f"{name} is not supported on {self.device}")
         if name in UNARY_BASIC | UNARY_GENERAL and len(node.args) != 1:
             raise InvalidKernel(f"{name} called with {len(node.args)} arguments, expects 1")
-        if name in BINARY_BASIC | BINARY_GENERAL | BUFFERS and len(node.args) != 2:
+        if name in BINARY_BASIC | BINARY_GENERAL and len(node.args) != 2:
             raise InvalidKernel(f"{name} called with {len(node.args)} arguments, expects 2")
+        if name in BUFFERS and len(node.args) not in BUFFER_ARGS:
+            raise InvalidKernel(f"{name} called with {len(node.args)} arguments, expects shape, dtype and scope")
         for arg in node.args:
             self.visit(arg)
 

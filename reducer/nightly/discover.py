@@ -1,6 +1,6 @@
-"""Find the cases under a corpus folder (every crash.yaml, every bare `.info`, and every failing kernel of a
-MindSpore `.log`, written out as a crash.yaml), give each a stable id from its path, and hash its content
-so an unchanged case is recognised on the next night."""
+"""Find the cases under a corpus folder (every crash.yaml, every bare `.info` or kernel `.json`, and every
+failing kernel of a MindSpore `.log`, written out as a crash.yaml), give each a stable id from its path, and
+hash its content so an unchanged case is recognised on the next night."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import yaml
 from reducer.capture.found import folder_name, gather, write_case
 from reducer.capture.sources import NothingFailed, findings_of_log
 from reducer.core.errors import InputError
-from reducer.inputs.load import load_input, original_files
+from reducer.inputs.load import is_kernel_file, load_input, original_files
 
 LOG_CASES = "log-cases"  # under the night's OUT: the crash.yaml of every kernel a corpus .log holds
 SKIP_DIRS = {".git", "__pycache__", ".akg-reduce-state", "akg_kernel_meta"}
@@ -38,7 +38,9 @@ def _slug(relative: Path) -> str:
 
 
 def _is_case(path: Path) -> bool:
-    return path.is_file() and (path.name == "crash.yaml" or path.suffix in {".info", ".log"})
+    if not path.is_file():
+        return False
+    return path.name == "crash.yaml" or path.suffix in {".info", ".log"} or (path.suffix == ".json" and is_kernel_file(path))
 
 
 def _hash(blob: object) -> str:

@@ -16,7 +16,8 @@ from conftest import CORPUS, needs_akg
 from reducer.core.case import Case, TensorSpec
 from reducer.core.errors import InvalidKernel
 from reducer.inputs.crash_yaml import load_case
-from reducer.kernels.hybrid import infer_outputs
+from reducer.kernels.hybrid import infer_outputs, parse_function
+from reducer.kernels.hybrid_check import static_check
 from reducer.kernels.kinds import HYBRID, kind_of
 
 pytestmark = needs_akg
@@ -130,3 +131,60 @@ def test_the_one_known_difference_is_a_tensor_with_no_elements() -> None:
     source = "def k(a):\n    b = output_tensor((a.shape[0] - 4,), a.dtype)\n    return b\n"
     assert mindspore([(source, "k", [[4]])]) == ["valid"]
     assert "non-positive tensor shape" in ours(source, "k", (TensorSpec((4,), "float32"),))
+
+
+MINDSPORE_CALL_VERDICTS = textwrap.dedent(
+    """
+    import ast, inspect, json
+    from mindspore.ops.operations._ms_kernel import VariableUsage, determine_variable_usage
+
+    def accepts(name, count):
+        if name in VariableUsage.intrin_buffer:  # checked by its Python signature (see hybrid_check.BUFFERS)
+            args = ["a.shape", "a.dtype", "'local'", "0"][:count]
+            try:
+                inspect.signature(VariableUsage.intrin_buffer[name]).bind(*args)
+            except TypeError:
+                return False
+            return True
+        call = f"{name}({', '.join(['a[0]'] * count)})"
+        source = f"def k(a):\\n    b = output_tensor(a.shape, a.dtype)\\n    b[0] = {call}\\n    return b\\n"
+        try:
+            determine_variable_usage(ast.parse(source), "k")
+        except (TypeError, ValueError):
+            return False
+        return True
+
+    names = sorted(VariableUsage.intrin_runtime) + ["max", "min", "len"]
+    print(json.dumps({f"{n}/{c}": accepts(n, c) for n in names for c in range(5)}))
+    """
+)
+
+
+def test_every_intrinsic_takes_the_arguments_mindspore_defines() -> None:
+    """Every intrinsic MindSpore 2.10 knows (read from MindSpore, so a new one shows up here), called with 0 to
+    4 arguments: we accept the call exactly when MindSpore does; `allocate`/`output_tensor` by the signature
+    MindSpore gives them (shape, dtype, scope), which plain functions passed to ops.Custom are held to."""
+    run = subprocess.run([sys.executable, "-c", MINDSPORE_CALL_VERDICTS], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr[-2000:]
+    theirs: dict[str, bool] = json.loads(run.stdout.strip().splitlines()[-1])
+    mine = {}
+    for key in theirs:
+        name, count = key.split("/")
+        if name in ("allocate", "output_tensor"):
+            args = ["a.shape", "a.dtype", "'local'", "0"][: int(count)]
+            returned = "b" if name == "output_tensor" else "a"
+            body = f"    b = {name}({', '.join(args)})\n    b[0] = a[0]\n    return {returned}\n"
+        else:
+            call = f"{name}({', '.join(['a[0]'] * int(count))})"
+            body = f"{OK}    b[0] = {call}\n    return b\n"
+        mine[key] = _statically_valid("def k(a):\n" + body)
+    assert {k for k in theirs if mine[k] != theirs[k]} == set()
+    assert theirs["allocate/3"] and not theirs["allocate/4"] and not theirs["sqrt/2"]
+
+
+def _statically_valid(source: str) -> bool:
+    try:
+        static_check(parse_function(source), "cpu")  # MindSpore checks for its device_target, CPU here
+    except InvalidKernel:
+        return False
+    return True
