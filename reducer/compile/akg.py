@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from reducer.compile import crash_stack
-from reducer.compile.nvcc import nvcc_env, with_architecture
 from reducer.compile.builds import PLUGINS, AkgBuild, choose_build, cuda_facts, shipped
 from reducer.compile.cache import compile_key
+from reducer.compile.nvcc import nvcc_env, with_architecture
 from reducer.compile.sandbox import HangCheck, Outcome, Running, read_capped, run_sandboxed, supervise
 from reducer.compile.warm import (
     Program,

@@ -40,7 +40,11 @@ def _slug(relative: Path) -> str:
 def _is_case(path: Path) -> bool:
     if not path.is_file():
         return False
-    return path.name == "crash.yaml" or path.suffix in {".info", ".log"} or (path.suffix == ".json" and is_kernel_file(path))
+    return (
+        path.name == "crash.yaml"
+        or path.suffix in {".info", ".log"}
+        or (path.suffix == ".json" and is_kernel_file(path))
+    )
 
 
 def _hash(blob: object) -> str:

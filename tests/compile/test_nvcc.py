@@ -12,7 +12,7 @@ import pytest
 
 from reducer.compile import nvcc
 
-RECORDER = "#!/bin/sh\necho \"$@\" > \"$NVCC_ARGS\"\n"
+RECORDER = '#!/bin/sh\necho "$@" > "$NVCC_ARGS"\n'
 
 
 @pytest.mark.parametrize(
