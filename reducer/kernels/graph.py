@@ -210,6 +210,8 @@ def _reshape(op: dict[str, Any], x: list[int]) -> list[int]:
     dim that makes the volumes equal again is adjusted."""
     target = list(operand(op, "shape", 1) or [])
     volume = math.prod(x)
+    if not target and volume == 1:  # to a scalar, which MindSpore records as [1]
+        return [1]
     if -1 in target:
         known = math.prod(d for d in target if d != -1)
         return [volume // known if d == -1 else d for d in target]
@@ -317,6 +319,8 @@ def _out_dtype(op: dict[str, Any], dtypes: list[str]) -> str:
         attr = _attr(op, "dst_type")
         return attr["value"] if attr and isinstance(attr.get("value"), str) else dtypes[0]
     data = dtypes[1:] if name == "Select" else dtypes
+    if not data:  # its data are constants (Select between 0.0 and 1.0): their dtype is what the desc says
+        return recorded
     if len(set(data)) > 1:
         raise InvalidKernel(f"{name} of dtypes {', '.join(data)}")
     return data[0]
@@ -357,9 +361,9 @@ def infer(graph: Graph) -> Graph:
             out = op["output_desc"][0]
             try:
                 out["shape"] = rule(op, [t["shape"] for t in data])
+                out["data_type"] = _out_dtype(op, [t["data_type"] for t in data if not is_constant(t)])
             except (TypeError, ValueError, ZeroDivisionError, IndexError) as exc:  # operand values of a wrong kind
                 raise InvalidKernel(f"{op['name']} cannot take its operands: {type(exc).__name__}: {exc}") from None
-            out["data_type"] = _out_dtype(op, [t["data_type"] for t in data])
         for out in op["output_desc"]:
             if math.prod(out["shape"]) > MAX_VOLUME or not all(d >= 1 for d in out["shape"]):
                 raise InvalidKernel(f"{op['name']} output of shape {out['shape']}")

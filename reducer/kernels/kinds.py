@@ -10,6 +10,7 @@ from typing import Any, Protocol
 
 from reducer.core.case import Case, TensorSpec
 from reducer.core.errors import InvalidKernel
+from reducer.core.words import counted
 from reducer.kernels import graph as graphs
 from reducer.kernels.hybrid import infer_outputs, loop_nest_extents, parse_function
 from reducer.kernels.info import hybrid_info
@@ -161,10 +162,12 @@ class GraphKernel:
         return []
 
     def amount(self, size: Size) -> str:
-        return f"{size.ops} ops"
+        return counted(size.ops, "op")
 
     def describe(self, case: Case) -> str:
-        return f"fused graph kernel of {len(self.graph(case)['op_desc'])} ops (MindSpore graph-kernel fusion)"
+        return (
+            f"fused graph kernel of {counted(len(self.graph(case)['op_desc']), 'op')} (MindSpore graph-kernel fusion)"
+        )
 
     def listing(self, case: Case) -> str:
         return graphs.describe(self.graph(case))

@@ -1,5 +1,5 @@
 """How big a Case of each kernel kind is (kinds.size_of picks the kind), used by the search (accept only
-smaller), the bundle and the benchmarks. Sizes compare as tuples: ops first (a fused graph's op count; 1 for
+smaller), the bundle and the benchmarks. Sizes compare as tuples: ops first (a fused graph's op count; 0 for
 a Hybrid DSL kernel), then tokens (of the kernel source; of a graph, the tensors its ops read), statements
 (a graph's op attrs, flags set counting twice), inputs, shape volume (of the inputs; of a graph, of every
 tensor), attrs, env, the magnitude of literals (a graph's constant operands), the text of attr and env
@@ -99,7 +99,7 @@ def graph_size(case: Case) -> Size:
 def hybrid_size(case: Case) -> Size:
     tree = pyparse.parse(case.source)
     return Size(
-        ops=1,
+        ops=0,  # no graph ops
         tokens=count_tokens(case.source),
         statements=sum(1 for n in ast.walk(tree) if isinstance(n, ast.stmt)),
         inputs=len(case.inputs),
