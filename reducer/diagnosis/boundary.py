@@ -1,10 +1,10 @@
-"""The crashing-shape map: every knob of the minimal case (an input dim, or a group of loop-extent / shape
-constants; knobs.py) tried at every value from 1 to 129 (128 and its neighbours included), then at each
-power of two from 256 with its neighbours up to the first at or above the original's largest dim, each summarised as a rule (shape_rule.py). The rules become bucketing
-workarounds for the ORIGINAL (pad a dim to the nearest value its rule says passes; listed only when the
-original then passes), and the original's input shapes are tried (each dim group at 1 and halved). Every
-other failure met on the way is kept with its case: it is another bug. Time-boxed; the probes run `jobs`
-at a time through the reduction's oracle, coarse values of every knob before the fine ones."""
+"""The crashing-shape map: every knob of the minimal case (an input dim, or a group of loop-extent / shape constants;
+knobs.py) tried at every value from 1 to 129 (128 and its neighbours included), then at each power of two from 256
+with its neighbours up to the first at or above the original's largest dim, each summarised as a rule
+(shape_rule.py). The rules become bucketing workarounds for the ORIGINAL (pad a dim to the nearest value its rule
+says passes; listed only when the original then passes), and the original's input shapes are tried (each dim group
+at 1 and halved). Every other failure met on the way is kept with its case: it is another bug. Time-boxed; the
+probes run `jobs` at a time through the reduction's oracle, coarse values of every knob before the fine ones."""
 
 from __future__ import annotations
 
