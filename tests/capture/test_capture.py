@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -171,8 +172,9 @@ def test_ctrl_c_kills_the_command_with_its_tree(tmp_path: Path, sig: signal.Sign
         text=True,
     )
     log = tmp_path / "out" / "run.log"
-    wait_until(lambda: proc.poll() is None and log.exists() and "child" in log.read_text(), 60, "the command ran")
-    child = int(log.read_text().split()[1])
+    started = re.compile(r"child (\d+)\n")  # the whole line: run.log may hold half of it for a moment
+    wait_until(lambda: proc.poll() is None and log.exists() and started.search(log.read_text()), 60, "the command ran")
+    child = int(started.search(log.read_text()).group(1))
     proc.send_signal(sig)
     _, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 130 and "interrupted" in stderr, stderr

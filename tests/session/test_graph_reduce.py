@@ -50,7 +50,7 @@ def test_graph_reduces_to_the_two_ops_of_the_bug(tmp_path: Path) -> None:
     )
     issue = (bundle / "ISSUE.md").read_text()
     assert "fused graph kernel of 2 ops" in issue and "= ReduceMax(input_" in issue
-    assert "from a fused graph of 7 ops, 2 inputs and" in issue and "to 2 ops, 1 inputs and" in issue
+    assert "from a fused graph of 7 ops, 2 inputs and" in issue and "to 2 ops, 1 input and" in issue
     assert (bundle / "original" / "Fused_test.info").read_text() == (crash.parent / "Fused_test.info").read_text()
 
 
