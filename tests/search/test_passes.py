@@ -79,6 +79,15 @@ def test_unused_input_is_dropped_with_its_parameter() -> None:
     assert cand.source.startswith("def k(a):") and len(cand.inputs) == 1
 
 
+def test_an_input_read_only_for_its_shape_is_dropped_for_the_literal_shape() -> None:
+    source = "def k(a, b):\n    c = output_tensor(b.shape, b.dtype)\n    c[0, 0] = a[0, 0]\n    return c\n"
+    c = Case("k", source, "k", (TensorSpec((4, 4), "float32"), TensorSpec((2, 3), "float16")))
+    (cand,) = candidates(RemoveUnusedInputs(), c)
+    assert "output_tensor((2, 3), 'float16')" in cand.source and cand.inputs == c.inputs[:1]
+    reads_b = c.with_(source=source.replace("a[0, 0]", "b[0, 0]"))  # b's elements read: b stays, a goes
+    assert [x.source.split(":")[0] for x in candidates(RemoveUnusedInputs(), reads_b)] == ["def k(b)"]
+
+
 def test_attr_values_and_dim_groups_simplify() -> None:
     c = case(attrs={"dim": "0 0 16 1 0 1 8 1", "n": 5})
     values = [x.attrs["dim"] for x in candidates(SimplifyAttrValues(), c) if x.attrs["n"] == 5]

@@ -44,19 +44,48 @@ class ShrinkDims(TransformPass):
 
 
 class RemoveUnusedInputs(TransformPass):
+    """An input whose elements the kernel never reads goes: one it does not name at all, and one it names only
+    for its `.shape` or `.dtype`, which become the literal shape and dtype (so the reduction does not keep an
+    input for a shape that a constant gives as well). The last input stays: a Custom op takes one."""
+
     name = "inputs"
 
     def edits(self, case: Case) -> Iterator[Edit]:
         func = parse(case)
-        used = {n.id for n in ast.walk(func) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
         for i, arg in enumerate(func.args.args):
-            if arg.arg not in used and len(case.inputs) > 1:
+            if len(case.inputs) > 1 and _reads_only_metadata(func, arg.arg):
                 edited = parse(case)
                 del edited.args.args[i]
+                edited = _Metadata(arg.arg, case.inputs[i]).visit(edited)
                 reduced = render(case, edited)
                 yield Edit(
                     f"remove unused input {arg.arg}", reduced.with_(inputs=case.inputs[:i] + case.inputs[i + 1 :])
                 )
+
+
+def _reads_only_metadata(func: ast.FunctionDef, name: str) -> bool:
+    """Does `func` read nothing of input `name` but its shape and dtype (or not name it at all)?"""
+    metadata = {
+        id(node.value)
+        for node in ast.walk(func)
+        if isinstance(node, ast.Attribute) and node.attr in ("shape", "dtype") and isinstance(node.value, ast.Name)
+    }
+    reads = [n for n in ast.walk(func) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
+    return all(id(n) in metadata for n in reads)
+
+
+class _Metadata(ast.NodeTransformer):
+    """`name.shape` and `name.dtype` as the literal shape tuple and dtype string of `spec`."""
+
+    def __init__(self, name: str, spec: TensorSpec) -> None:
+        self.name, self.spec = name, spec
+
+    def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+        if isinstance(node.value, ast.Name) and node.value.id == self.name and node.attr in ("shape", "dtype"):
+            if node.attr == "dtype":
+                return ast.Constant(self.spec.dtype)
+            return ast.Tuple([ast.Constant(d) for d in self.spec.shape], ast.Load())
+        return self.generic_visit(node)
 
 
 class SimplifyDtypes(TransformPass):
