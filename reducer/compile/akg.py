@@ -21,7 +21,7 @@ from typing import Any
 from reducer.compile import crash_stack
 from reducer.compile.builds import PLUGINS, AkgBuild, choose_build, cuda_facts, shipped
 from reducer.compile.cache import compile_key
-from reducer.compile.nvcc import nvcc_env, with_architecture
+from reducer.compile.nvcc import STOPPED, nvcc_env, with_architecture
 from reducer.compile.sandbox import HangCheck, Outcome, Running, read_capped, run_sandboxed, supervise
 from reducer.compile.warm import (
     Program,
@@ -105,15 +105,17 @@ def akg_build(case: Case) -> AkgBuild | None:
     return choose_build(toolchain.mindspore_dir, toolchain.mindspore_version, case.target, case.akg_build)
 
 
-def compile_env(build: AkgBuild | None, case_env: dict[str, str], dump_ir: bool = False) -> dict[str, str]:
+def compile_env(
+    build: AkgBuild | None, case_env: dict[str, str], dump_ir: bool = False, search: bool = False
+) -> dict[str, str]:
     """The environment of a compile by `build`: ours without MindSpore's, AKG's and TVM's variables, the
-    build's library path, then the case's own variables."""
+    build's library path (a GPU build's: with the nvcc shim, see nvcc.py), then the case's own variables."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MS_", "AKG_", "TVM_"))}
     if build is not None:
         env["TVM_LIBRARY_PATH"] = build.plugin_dir
         env["LD_LIBRARY_PATH"] = os.pathsep.join(filter(None, [build.plugin_dir, os.environ.get("LD_LIBRARY_PATH")]))
         if build.name.startswith("gpu"):
-            env.update(nvcc_env(env.get("PATH", os.defpath)))
+            env.update(nvcc_env(env.get("PATH", os.defpath), run=not search))
     env.update(case_env)
     if dump_ir:
         env["MS_DEV_DUMP_IR"] = "on"
@@ -173,14 +175,17 @@ def compile_case(
     pool: WorkerPool | None = None,
     cancel: threading.Event | None = None,
     hang_check: HangCheck | None = None,
+    search: bool = False,
 ) -> Outcome:
     """One compile of `case` by MindSpore's AKG entry, in the sandbox: forked from a warm worker of
     `pool` when given (a worker that dies mid-compile is replaced and the compile rerun), else cold; a
     wrong-result case runs in a mismatch runner of `pool`. A compile that dies by a signal is run once more
     under gdb, to know where it died (crash_place).
-    Setting `cancel` stops it (CompileCancelled); `hang_check` cuts a hang elsewhere short (see HangCheck)."""
+    Setting `cancel` stops it (CompileCancelled); `hang_check` cuts a hang elsewhere short (see HangCheck).
+    A `search` candidate's cuda compile stops where nvcc would start: past AKG's passes, nvcc tells the search
+    nothing (code generation is never the bug reduced) and costs a second a candidate."""
     toolchain = find_toolchain(case.python, case.compiler)
-    env = compile_env(akg_build(case), case_env(case), dump_ir)
+    env = compile_env(akg_build(case), case_env(case), dump_ir, search)
     if case.mismatch is not None:  # compiled and run inside MindSpore, by a runner (it does not fork)
         files = {"spec.json": json.dumps(mismatch_spec(case, outputs))}
         command = [toolchain.python, MISMATCH_SCRIPT, "spec.json"]
@@ -336,6 +341,7 @@ def cache_key(case: Case, outputs: tuple[TensorSpec, ...]) -> str:
         identity["check_sha256"] = hashlib.sha256(Path(MISMATCH_SCRIPT).read_bytes()).hexdigest()
     if case.target == "cuda":  # how far the GPU pipeline gets depends on the machine's GPU and nvcc
         identity["cuda_machine"] = json.dumps(cuda_facts(), sort_keys=True)
+        identity["nvcc"] = STOPPED  # only search compiles are stored, and those stop before nvcc
     return compile_key(identity, compiler_input)
 
 

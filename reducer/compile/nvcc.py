@@ -18,6 +18,7 @@ import subprocess
 from pathlib import Path
 
 SHIM_DIR = Path(__file__).with_name("nvcc_shim")
+STOPPED = "akg-reduce: nvcc not run for a search candidate"  # what the shim says in place of nvcc
 TUNED_CAPABILITIES = {"7.0", "8.0"}  # AKG sets its device_type (v100, a100) from these
 
 
@@ -39,8 +40,9 @@ def stands_in() -> bool:
     return bool(nvcc_archs()) and shutil.which("nvidia-smi") is None
 
 
-def nvcc_env(path: str) -> dict[str, str]:
-    """The variables of a cuda compile that put the nvcc shim before nvcc on `path` (nothing with a GPU)."""
+def nvcc_env(path: str, run: bool = True) -> dict[str, str]:
+    """The variables of a cuda compile that put the nvcc shim before nvcc on `path` (nothing with a GPU);
+    without `run`, the shim stops the compile there, saying STOPPED."""
     nvcc = shutil.which("nvcc")
     if not stands_in() or nvcc is None:
         return {}
@@ -48,6 +50,7 @@ def nvcc_env(path: str) -> dict[str, str]:
         "PATH": os.pathsep.join([str(SHIM_DIR), path]),
         "AKG_REDUCE_NVCC": nvcc,
         "AKG_REDUCE_NVCC_ARCHS": ",".join(map(str, nvcc_archs())),
+        **({} if run else {"AKG_REDUCE_NVCC_STOP": STOPPED}),
     }
 
 

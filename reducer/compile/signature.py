@@ -10,6 +10,7 @@ from typing import Any
 
 from reducer.compile.crash_stack import gdb, is_generic
 from reducer.compile.hang_stack import hang_place
+from reducer.compile.nvcc import STOPPED
 from reducer.compile.sandbox import Outcome
 from reducer.core.case import Expectation
 
@@ -202,6 +203,8 @@ def signature_of(outcome: Outcome, timeout: float) -> Signature:
         raw, loc, comp, function = py
         if any(marker in raw for marker in _CUDA_CODEGEN):
             return Signature(CODEGEN, "reaches CUDA code generation, which needs nvcc and a GPU", loc, (), comp, raw)
+        if STOPPED in outcome.output:
+            return Signature(CODEGEN, "reaches nvcc, which a search candidate does not run", loc, (), comp, STOPPED)
         if _NVCC_FAILED.match(raw) and loc.startswith("nvcc.py"):
             said = next((ln.strip() for ln in lines if _NVCC_MESSAGE.search(ln) and "Error:" not in ln), raw)
             said = _NVCC_SOURCE.sub("my_kernel.cu", said)  # nvcc's temp dir differs from compile to compile

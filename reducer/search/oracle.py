@@ -57,7 +57,8 @@ class Verdict:
 
 
 class Compiler(Protocol):
-    """compile_case, with or without a worker pool bound; test doubles take the same arguments."""
+    """compile_case, with or without a worker pool bound; test doubles take the same arguments. `search`: a
+    candidate, of which only whether it fails the same way matters (a cuda compile stops before nvcc)."""
 
     def __call__(
         self,
@@ -66,6 +67,7 @@ class Compiler(Protocol):
         *,
         cancel: threading.Event | None = None,
         hang_check: HangCheck | None = None,
+        search: bool = False,
     ) -> Outcome: ...
 
 
@@ -110,10 +112,7 @@ class Oracle:
     ) -> tuple[Signature, Outcome]:
         """One compile; a search candidate of a hang is cut short when it hangs elsewhere (_hang_check)."""
         check = self._hang_check(case) if search and self.hang_limit is not None else None
-        if check is None:
-            outcome = self._compile(case, outputs, cancel=cancel)
-        else:
-            outcome = self._compile(case, outputs, cancel=cancel, hang_check=check)
+        outcome = self._compile(case, outputs, cancel=cancel, hang_check=check, search=search)
         with self._lock:
             self.counters.compiles += 1
             self.counters.compile_seconds += outcome.seconds

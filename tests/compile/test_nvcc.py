@@ -44,3 +44,14 @@ def test_a_kernel_naming_no_architecture_gets_one_akg_does_not_tune_for(
     monkeypatch.setattr(nvcc, "stands_in", lambda: True)
     given = json.loads(nvcc.with_architecture(json.dumps(info)))
     assert given["target_info"]["compute_capability"] == capability and given["op"] == "k"
+
+
+def test_for_a_search_candidate_the_shim_stops_before_nvcc(tmp_path: Path) -> None:
+    real = tmp_path / "nvcc"
+    real.write_text(RECORDER)
+    real.chmod(0o755)
+    env = {**os.environ, "AKG_REDUCE_NVCC": str(real), "AKG_REDUCE_NVCC_ARCHS": "75",
+           "NVCC_ARGS": str(tmp_path / "args"), "AKG_REDUCE_NVCC_STOP": nvcc.STOPPED}  # fmt: skip
+    command = [str(nvcc.SHIM_DIR / "nvcc"), "--ptx", "-arch", "sm_75", "k.cu"]
+    run = subprocess.run(command, env=env, capture_output=True, text=True, timeout=30)
+    assert run.returncode == 1 and nvcc.STOPPED in run.stdout and not (tmp_path / "args").exists()

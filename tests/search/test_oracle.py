@@ -31,7 +31,7 @@ class SlowCompiler:
         self.compiled: list[int] = []
         self.lock = threading.Lock()
 
-    def __call__(self, c: Case, outputs, cancel: threading.Event | None = None) -> Outcome:
+    def __call__(self, c: Case, outputs, cancel: threading.Event | None = None, **_: object) -> Outcome:
         if cancel is not None and cancel.wait(float(c.attrs.get("seconds", 0))):
             with self.lock:
                 self.cancelled.append(c.attrs["tag"])
@@ -81,7 +81,7 @@ class HangingCompiler:
     def __init__(self) -> None:
         self.checks: list[float] = []
 
-    def __call__(self, c: Case, outputs, cancel=None, hang_check: HangCheck | None = None) -> Outcome:
+    def __call__(self, c: Case, outputs, cancel=None, hang_check: HangCheck | None = None, **_: object) -> Outcome:
         place = c.attrs.get("hang")
         if place is None:
             return Outcome(0, None, False, False, float(c.attrs.get("seconds", 0.1)), "")

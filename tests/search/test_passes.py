@@ -100,7 +100,7 @@ def test_ddmin_finds_the_two_needed_attrs_among_many() -> None:
     """A fake compile that fails only while attrs a3 and a11 are both present."""
     attrs = {f"a{i}": i for i in range(16)}
 
-    def compile_(c: Case, outputs, cancel=None) -> Outcome:
+    def compile_(c: Case, outputs, cancel=None, **_: object) -> Outcome:
         fails = "a3" in c.attrs and "a11" in c.attrs
         text = "[ERROR] AKG:x [t.cc:1] [t] Check failed: boom" if fails else ""
         return Outcome(1 if fails else 0, None, False, False, 0.0, text)

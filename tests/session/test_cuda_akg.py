@@ -31,10 +31,26 @@ def reduce_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProce
     )
 
 
+RECORDING_NVCC = """#!/bin/sh
+case "$*" in *--list-gpu-arch*) echo compute_75; exit 0;; *--version*) echo "release 13.0"; exit 0;; esac
+echo "$*" >> "$NVCC_CALLS"
+exit 1
+"""
+
+
 @pytest.mark.parametrize("name", sorted(GPU_CASES))
 def test_gpu_corpus_case_reduces_with_the_gpu_build(tmp_path: Path, name: str) -> None:
-    run = reduce_cli(str(CORPUS / name / "crash.yaml"), "-o", str(tmp_path / "out"), "-j", "2", "--no-diagnosis")
+    """... and no search candidate runs nvcc (past AKG's passes it tells the search nothing, and costs)."""
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "nvcc").write_text(RECORDING_NVCC)
+    (tmp_path / "bin" / "nvcc").chmod(0o755)
+    env = {**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}", "NVCC_CALLS": str(tmp_path / "calls")}
+    command = [str(CORPUS / name / "crash.yaml"), "-o", str(tmp_path / "out"), "-j", "2", "--no-diagnosis"]
+    run = subprocess.run(
+        [sys.executable, "-m", "reducer", *command], capture_output=True, text=True, timeout=280, env=env
+    )
     assert run.returncode == 0, run.stderr[-2000:]
+    assert not (tmp_path / "calls").exists()
     bundle = tmp_path / "out" / f"{name}-cuda"
     reduction = json.loads((bundle / "reduction.json").read_text())
     assert GPU_CASES[name] in reduction["signature"]["raw"] + reduction["signature"]["message"]
