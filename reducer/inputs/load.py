@@ -49,6 +49,16 @@ def original_files(path: Path) -> dict[str, str]:
     return files
 
 
+def _crash_yaml(path: Path) -> Case:
+    """load_case, its error saying what else the file was not when it is a `.json` (a kernel JSON has op_desc)."""
+    try:
+        return load_case(path)
+    except InputError as exc:
+        if path.suffix != ".json":
+            raise
+        raise InputError(f"{exc} (read as a crash.yaml: it is no kernel JSON, which has 'op_desc')") from None
+
+
 def parse_attrs(text: str) -> dict[str, Any]:
     """The `--attrs` option: the build attrs as JSON, as MindSpore's compile error prints them."""
     return json_object(text, "option '--attrs'", "the build attrs")
@@ -64,7 +74,7 @@ def load_input(
     """A valid case from crash.yaml or a `.info` (its kernel a valid fused graph or Hybrid DSL), with the
     build attrs of `--attrs` and the AKG build of `--akg-build` when given, else an InputError. Its
     candidates must be well-formed unless `allow_ill_formed` or the original itself is not."""
-    case = case_from_info(path, _read(path)) if is_kernel_file(path) else load_case(path)
+    case = case_from_info(path, _read(path)) if is_kernel_file(path) else _crash_yaml(path)
     if attrs is not None:
         case = case.with_(attrs=parse_attrs(attrs))
     if akg_build is not None:

@@ -16,6 +16,7 @@ import pytest
 import yaml
 from conftest import needs_akg
 
+from reducer.core.errors import InputError
 from reducer.inputs.load import load_input
 from reducer.kernels import graph as graphs
 from reducer.kernels.kinds import GRAPH, HYBRID, kind_of
@@ -116,3 +117,8 @@ def test_the_real_akg_compiles_them_and_the_tool_says_so(kernels: Path) -> None:
         run = subprocess.run([sys.executable, "-m", "reducer", "check", str(kernels / name)],
                              capture_output=True, text=True, timeout=240)  # fmt: skip
         assert run.returncode == 3 and "compiles without error" in run.stderr, (name, run.stderr[-1500:])
+
+
+def test_a_json_that_is_no_kernel_says_what_it_was_read_as(kernels: Path) -> None:
+    with pytest.raises(InputError, match=r"report\.json: field 'kernel': .*no kernel JSON, which has 'op_desc'"):
+        load_input(kernels / "report.json")
