@@ -207,8 +207,10 @@ def _matmul(op: dict[str, Any], a: list[int], b: list[int]) -> list[int]:
 
 def _reshape(op: dict[str, Any], x: list[int]) -> list[int]:
     """The target shape; when it no longer holds the input's elements (a dim was shrunk), the one target
-    dim that makes the volumes equal again is adjusted."""
-    target = list(operand(op, "shape", 1) or [])
+    dim that makes the volumes equal again is adjusted. Older graphs give no shape operand: the output desc
+    holds the target (a ResNet's NHWC weight reshaped to NCHW)."""
+    value = operand(op, "shape", 1)
+    target = list(value if value is not None else op["output_desc"][0]["shape"])
     volume = math.prod(x)
     if not target and volume == 1:  # to a scalar, which MindSpore records as [1]
         return [1]

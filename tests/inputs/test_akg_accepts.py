@@ -55,8 +55,10 @@ def mixed_graph() -> dict:
                            tensor("input_6", [1], value=3.0)], tensor("output_0_4", [1]))  # fmt: skip
     scalar = op("Reshape", [tensor("output_0_4", [1])], tensor("output_0_5", [1]),
                 [{"data_type": "listInt", "name": "shape", "value": []}])  # fmt: skip
-    ops = [mask, scaled, flag, picked, scalar]
-    return kernel_json(ops, [x], [tensor("output_0_2", [4, 8], "float16"), tensor("output_0_5", [1])])
+    nchw = op("Reshape", [tensor("output_0_2", [4, 8], "float16")], tensor("output_0_6", [8, 4, 1], "float16"))
+    ops = [mask, scaled, flag, picked, scalar, nchw]  # the last: no shape operand, its output desc says it
+    outputs = [tensor("output_0_6", [8, 4, 1], "float16"), tensor("output_0_5", [1])]
+    return kernel_json(ops, [x], outputs)
 
 
 SCOPED = """def trsm_kernel(a, b):
@@ -100,6 +102,8 @@ def test_each_loads_as_the_kernel_it_is(kernels: Path) -> None:
     mixed = load_input(kernels / "mixed.info")
     outputs = graphs.loads(mixed.graph or "")["op_desc"]
     assert outputs[0]["output_desc"][0]["data_type"] == "float16" and outputs[4]["output_desc"][0]["shape"] == [1]
+    shrunk = graphs.checked(graphs.replace_dim_value(graphs.loads(mixed.graph or ""), 8, 2))  # a dim shrinks
+    assert shrunk["op_desc"][5]["output_desc"][0]["shape"] == [2, 4, 1]  # the reshape without operand follows
     custom = load_input(kernels / "Fused_Custom_trsm.info")
     assert kind_of(custom) is HYBRID and custom.function == "trsm_kernel"
     assert load_input(kernels / "case" / "crash.yaml").graph == load_input(kernels / "case" / "dropout.json").graph
