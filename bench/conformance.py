@@ -101,6 +101,8 @@ def kernel_files(folders: list[Path], per_folder: int | None) -> list[Path]:
 
 
 def _is_kernel_json(path: Path) -> bool:
+    # Not reducer.inputs.load.is_kernel_file: the bench also measures code from before that existed
+    # (PYTHONPATH set to an older checkout), so it picks its kernels the same way for both.
     try:
         return "op_desc" in json.loads(path.read_text(encoding="utf-8"))
     except (ValueError, UnicodeDecodeError, TypeError, OSError):
