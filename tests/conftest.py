@@ -26,6 +26,7 @@ from reducer.compile.warm import WorkerPool
 from reducer.core.case import Case
 from reducer.inputs.crash_yaml import load_case
 from reducer.kernels.kinds import outputs_of
+from reducer.kernels.telang import stop_probes
 
 HERE = Path(__file__).resolve().parent
 
@@ -259,6 +260,7 @@ def isolated(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monke
     monkeypatch.setenv("TMPDIR", str(tmp))
     monkeypatch.setattr(tempfile, "tempdir", str(tmp))
     yield tmp
+    stop_probes()  # what the test evaluated as TeLang: the probes end as they do at a reducer's exit
     problems = []
     _, alive = psutil.wait_procs(psutil.Process().children(recursive=True), timeout=10)
     if alive:

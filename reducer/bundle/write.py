@@ -33,7 +33,7 @@ from reducer.diagnosis.diagnose import Diagnosis, other_bug_folder
 from reducer.diagnosis.stage import FailingStage, failing_stage
 from reducer.diagnosis.triage import Triage
 from reducer.inputs.crash_yaml import case_to_yaml
-from reducer.kernels.kinds import HYBRID, kind_of, outputs_of
+from reducer.kernels.kinds import kind_of, outputs_of
 from reducer.kernels.size import Size
 
 MARKER = ".akg-reduce-bundle"
@@ -174,10 +174,10 @@ def _compile_repro(b: BundleInput, reduced: Case, info: dict[str, Any], mindspor
 
 
 def _well_formed(b: BundleInput) -> dict[str, Any] | None:
-    """Whether the minimal kernel is well-formed (well_formed.py) and whether the search required it;
-    None for fused graphs, which are by construction."""
+    """Whether the minimal kernel is well-formed and how that is known, and whether the search required it;
+    None for kinds that say nothing of it (a fused graph is well-formed by construction too)."""
     kind = kind_of(b.reduced)
-    if kind is not HYBRID:
+    if not kind.well_formedness:
         return None
     why_not = kind.ill_formed(b.reduced)
     if not b.reduced.allow_ill_formed:
@@ -186,7 +186,23 @@ def _well_formed(b: BundleInput) -> dict[str, Any] | None:
         required = "no: the original kernel is not well-formed"
     else:
         required = "no: --allow-ill-formed"
-    return {"holds": not why_not, "why_not": why_not, "required": required}
+    return {"holds": not why_not, "why_not": why_not, "required": required, "how": kind.well_formedness}
+
+
+def _custom_op(reduced: Case, outputs: tuple[TensorSpec, ...]) -> str:
+    """A script that runs the kernel as its user does, through `ops.Custom(..., func_type="akg")`."""
+    shapes = [list(t.shape) for t in outputs]
+    dtypes = [f"ms.{t.dtype}" for t in outputs]
+    return _render(
+        "custom_op.py.j2",
+        device=HARDWARE.get(reduced.target, "CPU"),
+        source=reduced.source.rstrip(),
+        function=reduced.function,
+        out_shapes=shapes[0] if len(shapes) == 1 else shapes,
+        out_dtypes=dtypes[0] if len(dtypes) == 1 else "(" + ", ".join(dtypes) + ")",
+        func_type=kind_of(reduced).custom_func_type,
+        inputs=reduced.inputs,
+    )
 
 
 def _issue(
@@ -210,6 +226,7 @@ def _issue(
         attrs_json=json.dumps(reduced.attrs),
         env_vars=" ".join(f"{k}={v}" for k, v in reduced.env.items()),
         needs_decorator=True,
+        custom_op=_custom_op(reduced, b.outputs) if kind.custom_func_type == "akg" else "",
         key_log=redact.text(_key_log(b.log, b.signature)),
         original=b.sizes["original"],
         reduced=b.sizes["reduced"],
@@ -258,7 +275,7 @@ def _files(b: BundleInput, redact: Redactor) -> dict[str, str]:
         "repro.py": _mismatch_repro(reduced, b.outputs)
         if reduced.mismatch
         else _compile_repro(b, reduced, info, env_facts["mindspore"]),
-        **({"kernel.py": reduced.source} if kind is HYBRID else {}),
+        **({kind.kernel_file: reduced.source} if kind.python_function else {}),
         "kernel.info": json.dumps(info, indent=4),
         "crash.yaml": case_to_yaml(reduced, kind.kernel_file, b.expectation),
         "compile.log": b.log,
@@ -277,7 +294,7 @@ def _other_bug_files(bug: OtherBug, redact: Redactor) -> dict[str, str]:
     folder = other_bug_folder(bug)
     case = bug.case.with_(name=f"{bug.case.name}_{bug.signature.bug_key()}", env=redact.env(bug.case.env))
     kind = kind_of(case)
-    kernel = case.source if kind is HYBRID else json.dumps(kind.info(case, outputs_of(case)), indent=4)
+    kernel = case.source if kind.python_function else json.dumps(kind.info(case, outputs_of(case)), indent=4)
     return {
         f"{folder}/crash.yaml": f"# found by the shape map at {bug.found}: {bug.signature.one_line()}\n"
         + case_to_yaml(case, kind.kernel_file, bug.signature.expectation()),

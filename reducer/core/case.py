@@ -66,8 +66,8 @@ class Mismatch:
 
 @dataclass(frozen=True)
 class Case:
-    """One compile problem: a Hybrid DSL function or a fused graph, its inputs, attrs, env and how to run
-    the compiler."""
+    """One compile problem: a Custom op's function (Hybrid DSL, TeLang or ir_builder: `func_type`) or a fused
+    graph, its inputs, attrs, env and how to run the compiler."""
 
     name: str
     source: str
@@ -84,6 +84,7 @@ class Case:
     mismatch: Mismatch | None = None  # a wrong-result case: what "compiling" it means is running it
     graph: str | None = None  # a fused graph (the .info JSON); then source and function are empty
     akg_build: str | None = None  # the AKG build (lib/plugin/<name>) that compiles it; None: chosen by target
+    func_type: str = "hybrid"  # of a Custom op's function: "hybrid", "tvm_compute" (TeLang) or "ir_builder"
     # A Hybrid DSL candidate may read elements it never wrote or leave outputs unwritten (--allow-ill-formed,
     # or an original that does); not part of content(): the compiler does not see it.
     allow_ill_formed: bool = False
@@ -113,6 +114,7 @@ class Case:
             "env": self.env,
             "target": self.target,
             **({"akg_build": self.akg_build} if self.akg_build else {}),
+            **({"func_type": self.func_type} if self.func_type != "hybrid" else {}),
             **({"mismatch": self.mismatch.to_dict()} if self.mismatch else {}),
         }
 

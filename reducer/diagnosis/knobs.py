@@ -1,6 +1,7 @@
 """What the crashing-shape map varies in a case: knobs. A knob is a set of input dims and integer constants
-of the kernel (loop extents and the shapes of `output_tensor`/`allocate`) that take one value together: a
-dim alone, or with the dims and constants of equal value when changing it alone is not a valid kernel."""
+of the kernel (loop extents and the shapes of `output_tensor`/`allocate`; of TeLang, the shapes of
+`tvm.compute` and the ranges of `tvm.reduce_axis`) that take one value together: a dim alone, or with the dims
+and constants of equal value when changing it alone is not a valid kernel."""
 
 from __future__ import annotations
 
@@ -9,10 +10,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from reducer.core.case import Case
-from reducer.kernels.kinds import HYBRID, Dim, kind_of
+from reducer.kernels.kinds import Dim, kind_of
 from reducer.search.passes.ast_edit import parse, preorder, render
 
-_SHAPED_CALLS = ("range", "output_tensor", "allocate")
+_SHAPED_CALLS = ("range", "output_tensor", "allocate")  # Hybrid DSL: range's every argument, the others' first
+_SHAPED_TVM_CALLS = ("compute", "reduce_axis")  # TeLang: the first argument
 
 
 @dataclass(frozen=True)
@@ -43,19 +45,32 @@ class Knob:
         return " = ".join(parts)
 
 
+def _shape_arguments(node: ast.AST) -> list[ast.expr]:
+    """The arguments of a call that give a loop extent or a tensor's shape."""
+    if not isinstance(node, ast.Call):
+        return []
+    if isinstance(node.func, ast.Name) and node.func.id in _SHAPED_CALLS:
+        return node.args if node.func.id == "range" else node.args[:1]
+    if (
+        isinstance(node.func, ast.Attribute)
+        and isinstance(node.func.value, ast.Name)
+        and node.func.value.id == "tvm"
+        and node.func.attr in _SHAPED_TVM_CALLS
+    ):
+        return node.args[:1]
+    return []
+
+
 def shape_constants(case: Case) -> dict[int, list[int]]:
-    """Integer constants >= 2 the Hybrid DSL kernel uses as a loop extent or in a tensor's shape: value ->
+    """Integer constants >= 2 a Custom op's kernel uses as a loop extent or in a tensor's shape: value ->
     their preorder indices."""
-    if kind_of(case) is not HYBRID:
+    if not kind_of(case).python_function:
         return {}
     nodes = list(preorder(parse(case)))
     index_of = {id(node): i for i, node in enumerate(nodes)}
     found: dict[int, list[int]] = {}
     for node in nodes:
-        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _SHAPED_CALLS):
-            continue
-        args = node.args if node.func.id == "range" else node.args[:1]
-        for arg in args:
+        for arg in _shape_arguments(node):
             for inner in [arg, *(arg.elts if isinstance(arg, ast.Tuple) else [])]:
                 if isinstance(inner, ast.Constant) and type(inner.value) is int and inner.value >= 2:
                     found.setdefault(inner.value, []).append(index_of[id(inner)])

@@ -15,7 +15,8 @@ from reducer.core.errors import InputError
 from reducer.inputs.info_file import case_from_info
 from reducer.inputs.source import function_source
 from reducer.kernels.hybrid import parse_function
-from reducer.kernels.kinds import GRAPH, HYBRID, kind_of
+from reducer.kernels.kinds import HYBRID, kind_of
+from reducer.kernels.telang import HYBRID_FUNC, IR_BUILDER, akg_func_type
 
 MAX_YAML_NODES = 100_000
 
@@ -71,6 +72,8 @@ class _CrashModel(BaseModel):
     attrs: dict[str, Any] = Field(default_factory=dict)
     env: dict[str, str | int | float | bool] = Field(default_factory=dict)
     target: Literal["cpu", "cuda", "aicore"] = "cpu"
+    # of a Python kernel; "akg" (or none): told from the source as MindSpore does for ops.Custom(func_type="akg")
+    func_type: Literal["akg", "hybrid", "tvm_compute", "ir_builder"] | None = None
     akg_build: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_.-]+$")
     python: str | None = None
     compiler: str | None = None
@@ -133,6 +136,8 @@ def load_case(path: Path) -> Case:
     except ValidationError as err:
         raise InputError(f"{path}: {_first_error(err)}") from None
     if model.kernel.endswith((".info", ".json")) and "\n" not in model.kernel:
+        if model.func_type is not None:
+            raise InputError(f"{path}: field 'func_type': {model.kernel} says it (leave it out)")
         base = _info_kernel(path, model)
     elif model.inputs is None:
         raise InputError(f"{path}: field 'inputs': required for a Python kernel")
@@ -142,7 +147,7 @@ def load_case(path: Path) -> Case:
     if model.expect is not None:
         expect = Expectation(model.expect.kind, model.expect.message, model.expect.where, model.expect.frame)
         if model.expect.kind == "mismatch":
-            if kind_of(base) is GRAPH:
+            if kind_of(base) is not HYBRID:
                 raise InputError(f"{path}: field 'expect.kind': wrong-result checks run Hybrid DSL kernels only")
             against = model.expect.against
             mismatch = Mismatch(
@@ -195,8 +200,9 @@ def _python_kernel(path: Path, model: _CrashModel) -> Case:
         kernel_path, text = _kernel_file(path, model.kernel)
         origin = str(kernel_path)
     source, function = function_source(text, model.function, origin)
+    func_type = akg_func_type(source) if model.func_type in (None, "akg") else model.func_type
     params = parse_function(source).args.args
-    if len(params) != len(model.inputs):
+    if func_type != IR_BUILDER and len(params) != len(model.inputs):
         raise InputError(
             f"{path}: field 'inputs': {function} takes {len(params)} inputs, {len(model.inputs)} are listed"
         )
@@ -206,6 +212,7 @@ def _python_kernel(path: Path, model: _CrashModel) -> Case:
         function=function,
         inputs=tuple(TensorSpec(tuple(t.shape), t.dtype) for t in model.inputs),
         target=model.target,
+        func_type=func_type,
     )
 
 
@@ -219,7 +226,9 @@ def case_to_yaml(case: Case, kernel_file: str, expect: Expectation | None) -> st
     """A replayable crash.yaml for `case`, its kernel stored next to it as `kernel_file` (a `.info` file
     for a fused graph, which holds the inputs itself)."""
     data: dict[str, Any] = {"name": case.name, "kernel": kernel_file}
-    if kind_of(case) is HYBRID:
+    if kind_of(case).python_function:
+        if case.func_type != HYBRID_FUNC:
+            data["func_type"] = case.func_type
         data["function"] = case.function
         data["inputs"] = [{"shape": list(t.shape), "dtype": t.dtype} for t in case.inputs]
     data |= {

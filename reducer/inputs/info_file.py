@@ -1,5 +1,5 @@
 """A `.info` as MindSpore writes it in akg_kernel_meta/, read into a Case: a fused graph of basic ops, or a
-Custom op of func_type "hybrid" (its Hybrid DSL source in func_source_str)."""
+Custom op (its Hybrid DSL, TeLang or ir_builder source in func_source_str, the language in func_type)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from reducer.core.errors import InputError, InvalidKernel
 from reducer.inputs.source import function_source
 from reducer.kernels import graph as graphs
 from reducer.kernels.kinds import graph_specs
+from reducer.kernels.telang import FUNC_TYPES
 
 
 def _field(info: dict[str, Any], path: str, origin: str) -> Any:
@@ -88,8 +89,8 @@ def _defined(source: str, func_name: Any) -> str | None:
 
 
 def case_from_info(path: Path, text: str) -> Case:
-    """The Case of a `.info` as MindSpore writes it: a fused graph, or a Custom hybrid op (Hybrid DSL
-    source in `func_source_str`)."""
+    """The Case of a `.info` as MindSpore writes it: a fused graph, or a Custom op (its source in
+    `func_source_str`, of the language `func_type` names)."""
     origin = str(path)
     info = json_object(text, origin, "an AKG kernel .info")
     ops = _field(info, "op_desc", origin)
@@ -98,14 +99,15 @@ def case_from_info(path: Path, text: str) -> Case:
     if graphs.is_graph(info):
         return _graph_case(path, info)
     attrs = {a.get("name"): a.get("value") for a in ops[0].get("attr") or [] if isinstance(a, dict)}
-    if attrs.get("func_type") != "hybrid":
+    func_type = attrs.get("func_type")
+    if func_type not in FUNC_TYPES:
         raise InputError(
-            f"{origin}: field 'op_desc.0.attr': a Custom op of func_type {attrs.get('func_type')!r}; "
-            "only func_type 'hybrid' (Hybrid DSL source in func_source_str) can be reduced"
+            f"{origin}: field 'op_desc.0.attr': a Custom op of func_type {func_type!r}; expected one of "
+            f"{', '.join(FUNC_TYPES)}, the ones AKG compiles from source (func_source_str)"
         )
     source = attrs.get("func_source_str")
     if not isinstance(source, str) or "def " not in source:
-        raise InputError(f"{origin}: field 'op_desc.0.attr.func_source_str': expected Hybrid DSL source")
+        raise InputError(f"{origin}: field 'op_desc.0.attr.func_source_str': expected the function's source")
     source, function = function_source(source, _defined(source, attrs.get("func_name")), origin)
     descs = info.get("input_desc") or []
     if not isinstance(descs, list):
@@ -116,4 +118,5 @@ def case_from_info(path: Path, text: str) -> Case:
         function=function,
         inputs=tuple(_input_spec(d, i, origin) for i, d in enumerate(descs)),
         target=str(info.get("process", "cpu")),
+        func_type=func_type,
     )

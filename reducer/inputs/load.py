@@ -64,6 +64,16 @@ def parse_attrs(text: str) -> dict[str, Any]:
     return json_object(text, "option '--attrs'", "the build attrs")
 
 
+def _told(case: Case, error: InvalidKernel) -> str:
+    """How the kernel's language was told, when it was told from its source and a name of it is unknown."""
+    if kind_of(case).custom_func_type != "akg" or "NameError" not in str(error):
+        return ""
+    return (
+        f" (read as func_type {case.func_type!r}, as MindSpore reads a Custom op of func_type 'akg' whose source "
+        "contains 'ir_builder' or 'compute'; set func_type: in crash.yaml if it is another language)"
+    )
+
+
 def load_input(
     path: Path,
     timeout: float | None = None,
@@ -83,7 +93,8 @@ def load_input(
     try:
         outputs_of(case)
     except InvalidKernel as exc:
-        raise InputError(f"{path}: field 'kernel': not a valid {kind_of(case).label}: {exc}") from None
+        told = _told(case, exc)
+        raise InputError(f"{path}: field 'kernel': not a valid {kind_of(case).label}: {exc}{told}") from None
     if not allow_ill_formed and not kind_of(case).ill_formed(case):
         case = case.with_(allow_ill_formed=False)
     return case.with_(timeout=timeout) if timeout else case

@@ -1,5 +1,5 @@
-"""The AKG kernel JSON (`.info`) of a Hybrid DSL Case, laid out as MindSpore 2.x writes it for a Custom
-op of func_type "hybrid" in `akg_kernel_meta/Fused_Custom_*.info` (reading such a file: inputs/info_file.py)."""
+"""The AKG kernel JSON (`.info`) of a Custom op's Case (Hybrid DSL, TeLang or ir_builder), laid out as MindSpore
+2.x writes it in `akg_kernel_meta/Fused_Custom_*.info` (reading such a file: inputs/info_file.py)."""
 
 from __future__ import annotations
 
@@ -45,26 +45,29 @@ def kernel_name(case: Case) -> str:
     return f"Fused_Custom_{digest}"
 
 
-def hybrid_info(case: Case, outputs: tuple[TensorSpec, ...]) -> dict[str, Any]:
-    """The `.info` dict for the Hybrid DSL `case` whose inferred outputs are `outputs`."""
-    # As MindSpore writes it for ops.Custom(func, func_type="hybrid") without out_shape (tests/data/custom/),
-    # but for imply_path: MindSpore writes the path of its own _ms_kernel.py there (AKG does not read it) and
-    # hashes it into uniq_name; left empty, the .info names no local path and is the same on every machine.
+def custom_info(case: Case, outputs: tuple[TensorSpec, ...]) -> dict[str, Any]:
+    """The `.info` dict for the Custom op `case` (its func_type says the language) whose outputs are `outputs`."""
+    # As MindSpore writes it for ops.Custom(func, func_type="hybrid") without out_shape, and for
+    # ops.Custom(func, out_shape, out_dtype, func_type="akg") (tests/data/custom/), but for imply_path:
+    # MindSpore writes the path of its own _ms_kernel.py (hybrid) or of the user's script there (AKG does not
+    # read it) and hashes it into uniq_name; left empty, the .info names no local path and is the same on
+    # every machine. func_compile_attrs and autodiff come from MindSpore's analysis of a hybrid function only.
     imply_path = ""
     source_hash = hashlib.sha256((imply_path + case.source).encode()).hexdigest()
+    hybrid = case.func_type == "hybrid"
     attrs = [
         _attr("imply_path", "str", imply_path),
         _attr("multi_output", "bool", len(outputs) > 1),
-        _attr("func_type", "str", "hybrid"),
+        _attr("func_type", "str", case.func_type),
         _attr("func_source_str", "str", case.source),
         _attr("output_is_dynamic_shape", "bool", False),
-        _attr("func_compile_attrs", "str", "{}"),
+        *([_attr("func_compile_attrs", "str", "{}")] if hybrid else []),
         _attr("uniq_name", "str", f"Custom_{case.function}_{source_hash}"),
         _attr("func_name", "str", case.function),
         _attr("inputs_num", "int", len(case.inputs)),
-        _attr("autodiff", "bool", False),
+        *([_attr("autodiff", "bool", False)] if hybrid else []),
     ]
-    inplace = _inplace_outputs(case.source)
+    inplace = _inplace_outputs(case.source) if hybrid else []
     if inplace:
         after = next(i for i, a in enumerate(attrs) if a["name"] == "output_is_dynamic_shape") + 1
         attrs.insert(after, _attr("inplace_assign_output", "str", " ".join(f"{o} {i}" for o, i in inplace)))

@@ -1,7 +1,8 @@
-"""The two kernel kinds as objects: a Hybrid DSL function (checked by running it as Python) and a fused graph
-(checked by shape inference). `kind_of(case)` is the one place that tells them apart; everything that differs
-between them (outputs, input names, setting dims and dtypes, size, the `.info`, how the bundle names them)
-is a method of the kind, and callers ask the kind instead of branching on the Case."""
+"""The kernel kinds as objects: a Hybrid DSL function (checked by running it as Python), a TeLang or ir_builder
+function (checked by evaluating it with AKG's tvm) and a fused graph (checked by shape inference).
+`kind_of(case)` is the one place that tells them apart; everything that differs between them (outputs, input
+names, setting dims and dtypes, size, the `.info`, how the bundle names them) is a method of the kind, and
+callers ask the kind instead of branching on the Case."""
 
 from __future__ import annotations
 
@@ -13,8 +14,9 @@ from reducer.core.errors import InvalidKernel
 from reducer.core.words import counted
 from reducer.kernels import graph as graphs
 from reducer.kernels.hybrid import infer_outputs, loop_nest_extents, parse_function
-from reducer.kernels.info import hybrid_info
+from reducer.kernels.info import custom_info
 from reducer.kernels.size import Size, graph_size, hybrid_size
+from reducer.kernels.telang import IR_BUILDER, TVM_COMPUTE, evaluate
 from reducer.kernels.well_formed import IllFormed
 
 Dim = tuple[int, int]  # (input index, axis)
@@ -23,9 +25,12 @@ SIMPLER_DTYPE = {"float16": "float32", "float64": "float32", "int64": "int32", "
 
 
 class KernelKind(Protocol):
-    name: str  # "hybrid" | "graph": the key of the pass schedules
+    name: str  # "hybrid" | "telang" | "ir_builder" | "graph": the key of the pass schedules
     label: str  # in messages: "not a valid <label>"
     kernel_file: str  # the bundle's file the kernel is in
+    custom_func_type: str  # what `ops.Custom(func, ..., func_type=)` takes for it; '' for a fused graph
+    python_function: bool  # a Python function of a Custom op (source and inputs), not a graph
+    well_formedness: str  # how a valid kernel is known well-formed, for an issue report ('' to say nothing)
 
     def outputs(self, case: Case) -> tuple[TensorSpec, ...]:
         """The output tensors; InvalidKernel if MindSpore would not hand this kernel to AKG."""
@@ -71,23 +76,12 @@ class KernelKind(Protocol):
         ...
 
 
-class HybridKernel:
-    name = "hybrid"
-    label = "Hybrid DSL kernel"
+class _CustomFunction:
+    """What the kinds of a Custom op's Python function share: the inputs are its parameters, the size is its
+    source's, the `.info` is a Custom op's."""
+
     kernel_file = "kernel.py"
-
-    def outputs(self, case: Case) -> tuple[TensorSpec, ...]:
-        return infer_outputs(case)
-
-    def ill_formed(self, case: Case) -> str:
-        try:
-            infer_outputs(case.with_(allow_ill_formed=False))
-        except IllFormed as exc:
-            return str(exc)
-        return ""
-
-    def input_names(self, case: Case) -> list[str]:
-        return [arg.arg for arg in parse_function(case.source).args.args]
+    python_function = True
 
     def with_dims(self, case: Case, dims: list[Dim], value: int) -> Case:
         shapes = [list(t.shape) for t in case.inputs]
@@ -103,25 +97,98 @@ class HybridKernel:
         return hybrid_size(case)
 
     def info(self, case: Case, outputs: tuple[TensorSpec, ...]) -> dict[str, Any]:
-        return hybrid_info(case, outputs)
-
-    def loop_extents(self, case: Case) -> list[int]:
-        return loop_nest_extents(case)
+        return custom_info(case, outputs)
 
     def amount(self, size: Size) -> str:
         return f"{size.tokens} tokens"
 
+    def listing(self, case: Case) -> str:
+        return ""
+
+
+class HybridKernel(_CustomFunction):
+    name = "hybrid"
+    label = "Hybrid DSL kernel"
+    custom_func_type = "hybrid"
+    well_formedness = (
+        "it writes every element of its outputs and reads no element of a tensor it allocates before writing it "
+        "(checked by running it as Python)"
+    )
+
+    def outputs(self, case: Case) -> tuple[TensorSpec, ...]:
+        return infer_outputs(case)
+
+    def ill_formed(self, case: Case) -> str:
+        try:
+            infer_outputs(case.with_(allow_ill_formed=False))
+        except IllFormed as exc:
+            return str(exc)
+        return ""
+
+    def input_names(self, case: Case) -> list[str]:
+        return [arg.arg for arg in parse_function(case.source).args.args]
+
+    def loop_extents(self, case: Case) -> list[int]:
+        return loop_nest_extents(case)
+
     def describe(self, case: Case) -> str:
         return "Hybrid DSL kernel (Custom op, func_type='hybrid')"
 
-    def listing(self, case: Case) -> str:
+
+class TeLangKernel(_CustomFunction):
+    """A TeLang function (`func_type` tvm_compute): called with one placeholder per input, it returns the
+    output tensors of its `tvm.compute` stages. Every output element is defined by its compute, so every
+    valid kernel is well-formed."""
+
+    name = "telang"
+    label = "TeLang kernel"
+    custom_func_type = "akg"
+    well_formedness = "by construction, as every element of every output is defined by its `tvm.compute`"
+
+    def outputs(self, case: Case) -> tuple[TensorSpec, ...]:
+        return evaluate(case).outputs
+
+    def ill_formed(self, case: Case) -> str:
         return ""
+
+    def input_names(self, case: Case) -> list[str]:
+        return [arg.arg for arg in parse_function(case.source).args.args]
+
+    def loop_extents(self, case: Case) -> list[int]:
+        """The first output's axes: the loop nest of its compute."""
+        try:
+            return list(evaluate(case).outputs[0].shape)
+        except InvalidKernel:
+            return []
+
+    def describe(self, case: Case) -> str:
+        return "TeLang (TVM compute) kernel, Custom op func_type='akg'"
+
+
+class IrBuilderKernel(TeLangKernel):
+    """An ir_builder function (`func_type` ir_builder): called with the list of input placeholders and the
+    op's attrs, it returns the `tvm.extern` tensors whose IR it builds statement by statement."""
+
+    name = "ir_builder"
+    label = "ir_builder kernel"
+    well_formedness = ""  # its IR may read what it never wrote; nothing here checks it
+
+    def input_names(self, case: Case) -> list[str]:
+        params = parse_function(case.source).args.args
+        inputs = params[0].arg if params else "inputs"
+        return [f"{inputs}[{i}]" for i in range(len(case.inputs))]
+
+    def describe(self, case: Case) -> str:
+        return "ir_builder (TVM IR builder) kernel, Custom op func_type='akg'"
 
 
 class GraphKernel:
     name = "graph"
     label = "fused graph"
     kernel_file = "kernel.info"
+    custom_func_type = ""
+    python_function = False
+    well_formedness = ""
 
     def outputs(self, case: Case) -> tuple[TensorSpec, ...]:
         return graph_specs(graphs.infer(self.graph(case))["output_desc"])
@@ -178,11 +245,16 @@ class GraphKernel:
 
 
 HYBRID = HybridKernel()
+TELANG = TeLangKernel()
+IR_BUILDER_KIND = IrBuilderKernel()
 GRAPH = GraphKernel()
+_FUNCTION_KINDS: dict[str, KernelKind] = {TVM_COMPUTE: TELANG, IR_BUILDER: IR_BUILDER_KIND}
 
 
 def kind_of(case: Case) -> KernelKind:
-    return GRAPH if case.graph is not None else HYBRID
+    if case.graph is not None:
+        return GRAPH
+    return _FUNCTION_KINDS.get(case.func_type, HYBRID)
 
 
 def outputs_of(case: Case) -> tuple[TensorSpec, ...]:

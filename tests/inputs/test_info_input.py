@@ -14,13 +14,13 @@ from conftest import write_case
 from reducer.core.errors import InputError
 from reducer.inputs.load import load_input, original_files
 from reducer.kernels.hybrid import infer_outputs
-from reducer.kernels.info import hybrid_info
+from reducer.kernels.info import custom_info as info_of
 from reducer.kernels.kinds import HYBRID, kind_of
 
 
 def custom_info(tmp_path: Path) -> tuple[Path, dict]:
     case = load_input(write_case(tmp_path / "matmul_bias"))
-    info = hybrid_info(case, infer_outputs(case))
+    info = info_of(case, infer_outputs(case))
     path = tmp_path / "Fused_Custom_7.info"
     path.write_text(json.dumps(info))
     return path, info
@@ -45,7 +45,7 @@ def _fused_graph(info: dict) -> dict:
     [
         (_fused_graph, "field 'op_desc.0.output_desc': expected a list of tensors"),
         (lambda info: {**info, "op_desc": [{**info["op_desc"][0], "attr": [{"name": "func_type", "value": "aot"}]}]},
-         "a Custom op of func_type 'aot'; only func_type 'hybrid'"),
+         "a Custom op of func_type 'aot'; expected one of hybrid, tvm_compute, ir_builder"),
         (lambda info: {**info, "input_desc": [[{"shape": [0, 2], "data_type": "float32"}]] * 3},
          "field 'input_desc.0.0.shape': expected a list of positive integers"),
         (lambda info: {**info, "input_desc": [[{"shape": [2], "data_type": "complex64"}]] * 3},

@@ -12,7 +12,8 @@ from conftest import HERE
 from reducer.core.case import Case, TensorSpec
 from reducer.inputs.info_file import case_from_info
 from reducer.kernels.hybrid import InvalidKernel, infer_outputs
-from reducer.kernels.info import hybrid_info
+from reducer.kernels.info import custom_info
+from reducer.kernels.kinds import outputs_of
 
 
 def case(source: str, *shapes: tuple[int, ...], dtype: str = "float32") -> Case:
@@ -64,9 +65,11 @@ DUMPED = HERE / "data" / "custom"  # written by MindSpore itself: see dump_custo
 
 def _comparable(info: dict) -> dict:
     """`info` without what names the machine or MindSpore's graph: the kernel name (a hash MindSpore takes of
-    its graph), imply_path (the path of MindSpore's _ms_kernel.py) and uniq_name (a hash of that path)."""
+    its graph) and the graph's number in its process, imply_path (the path of MindSpore's _ms_kernel.py, or of
+    the user's script) and uniq_name (a hash of that path)."""
     info = copy.deepcopy(info)
     del info["op"]
+    del info["composite_graph"]
     for attr in info["op_desc"][0]["attr"]:
         if attr["name"] in ("imply_path", "uniq_name"):
             attr["value"] = "<machine>"
@@ -75,11 +78,11 @@ def _comparable(info: dict) -> dict:
 
 @pytest.mark.parametrize("path", sorted(DUMPED.glob("*.info")), ids=lambda p: p.name)
 def test_info_json_is_the_one_mindspore_writes(path: Path) -> None:
-    """Read back as a Case and written again, a Custom hybrid .info MindSpore dumped is the same, field by
-    field and in order (the kernel JSON AKG is given is the one MindSpore would give it)."""
+    """Read back as a Case and written again, a Custom .info MindSpore dumped (Hybrid DSL or TeLang) is the
+    same, field by field and in order (the kernel JSON AKG is given is the one MindSpore would give it)."""
     theirs = json.loads(path.read_text())
     case = case_from_info(path, path.read_text())
-    ours = hybrid_info(case, infer_outputs(case))
+    ours = custom_info(case, outputs_of(case))
     if not any(a["name"] == "autodiff" for a in theirs["op_desc"][0]["attr"]):
         # MindSpore leaves autodiff out when the user gives out_shape; ours is the form without it
         ours["op_desc"][0]["attr"] = [a for a in ours["op_desc"][0]["attr"] if a["name"] != "autodiff"]

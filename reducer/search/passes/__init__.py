@@ -1,13 +1,15 @@
 """The pass schedules, as data, one per kernel kind: run in this order, round after round, until a round
 changes nothing. Hybrid DSL: configuration first, then the biggest cuts of the kernel body while the loops
 still have their real extents (shrinking dims to 1 first strands the search in minima where extent-1 loops
-are all needed), then shapes (smaller shapes make every later compile faster), then finer edits. Fused graphs:
+are all needed), then shapes (smaller shapes make every later compile faster), then finer edits. TeLang:
+configuration, stages, statements and reduce axes, then shapes with their constants, then expressions.
+ir_builder: configuration, shapes and dtypes only (its body is IR built call by call). Fused graphs:
 configuration, then outputs and ops (ddmin, then cuts at a tensor), dims, op operands and dtypes."""
 
 from __future__ import annotations
 
 from reducer.core.case import Case
-from reducer.kernels.kinds import GRAPH, HYBRID, kind_of
+from reducer.kernels.kinds import GRAPH, HYBRID, IR_BUILDER_KIND, TELANG, kind_of
 from reducer.search.passes.base import DeletionPass, Edit, Pass, TransformPass
 from reducer.search.passes.buffers import AccumulatorToOutput
 from reducer.search.passes.config import DeleteEntries, SimplifyAttrValues
@@ -23,6 +25,7 @@ from reducer.search.passes.graph import (
 )
 from reducer.search.passes.loops import MergeLoops, MoveExtent
 from reducer.search.passes.statements import DeleteStatements
+from reducer.search.passes.telang import DropReduceAxis, DropStage, ShrinkDimsWithConstants, TeLangToOperand
 from reducer.search.passes.tensors import (
     DropUnitAxes,
     RemoveUnusedInputs,
@@ -65,7 +68,39 @@ GRAPH_SCHEDULE: list[Pass] = [
 ]
 
 
-SCHEDULES = {HYBRID.name: SCHEDULE, GRAPH.name: GRAPH_SCHEDULE}
+TELANG_SCHEDULE: list[Pass] = [
+    DeleteEntries("attrs"),
+    DeleteEntries("env"),
+    DropStage(),
+    DeleteStatements(),
+    DropReduceAxis(),
+    ShrinkDimsWithConstants(),
+    ShrinkLinkedDims(),
+    ShrinkDims(),
+    InlineScalars(),
+    RemoveUnusedInputs(),
+    DropUnitAxes(),
+    TeLangToOperand(),
+    ExpressionToConstant(),
+    SimplifyAttrValues(),
+    SimplifyDtypes(),
+]
+
+IR_BUILDER_SCHEDULE: list[Pass] = [
+    DeleteEntries("attrs"),
+    DeleteEntries("env"),
+    ShrinkLinkedDims(),
+    ShrinkDims(),
+    SimplifyAttrValues(),
+    SimplifyDtypes(),
+]
+
+SCHEDULES = {
+    HYBRID.name: SCHEDULE,
+    TELANG.name: TELANG_SCHEDULE,
+    IR_BUILDER_KIND.name: IR_BUILDER_SCHEDULE,
+    GRAPH.name: GRAPH_SCHEDULE,
+}
 
 
 def schedule_for(case: Case) -> list[Pass]:

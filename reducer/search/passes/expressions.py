@@ -24,7 +24,7 @@ from reducer.search.passes.base import Edit, TransformPass
 FOLDABLE = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod)
 
 
-def _operands(node: ast.AST) -> list[Replacement]:
+def operands(node: ast.AST) -> list[Replacement]:
     if isinstance(node, ast.BinOp):
         return [node.left, node.right]
     if isinstance(node, ast.UnaryOp):
@@ -110,7 +110,7 @@ class ExpressionToOperand(TransformPass):
     name = "expressions"
 
     def edits(self, case: Case) -> Iterator[Edit]:
-        return node_edits(case, _operands)
+        return node_edits(case, operands)
 
 
 class ExpressionToConstant(TransformPass):

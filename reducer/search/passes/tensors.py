@@ -7,12 +7,12 @@ import ast
 from collections.abc import Iterator
 
 from reducer.core.case import Case, TensorSpec
-from reducer.kernels.kinds import HYBRID, SIMPLER_DTYPE, Dim, linked_groups
+from reducer.kernels.kinds import SIMPLER_DTYPE, Dim, kind_of, linked_groups
 from reducer.search.passes.ast_edit import allocated_shapes, parse, render
 from reducer.search.passes.base import Edit, TransformPass
 
 
-def _dims(case: Case, dims: list[Dim]) -> str:
+def describe_dims(case: Case, dims: list[Dim]) -> str:
     """Input dims as `input[axis]=value`, for an edit's description."""
     return ", ".join(f"{i}[{axis}]={case.inputs[i].shape[axis]}" for i, axis in dims)
 
@@ -30,7 +30,7 @@ class ShrinkLinkedDims(TransformPass):
         for dims in linked_groups(case):
             value = case.inputs[dims[0][0]].shape[dims[0][1]]
             for v in smaller_values(value):
-                yield Edit(f"dims {_dims(case, dims)} -> {v}", HYBRID.with_dims(case, dims, v))
+                yield Edit(f"dims {describe_dims(case, dims)} -> {v}", kind_of(case).with_dims(case, dims, v))
 
 
 class ShrinkDims(TransformPass):
@@ -40,7 +40,8 @@ class ShrinkDims(TransformPass):
         for i, t in enumerate(case.inputs):
             for axis, d in enumerate(t.shape):
                 for v in smaller_values(d):
-                    yield Edit(f"dim {_dims(case, [(i, axis)])} -> {v}", HYBRID.with_dims(case, [(i, axis)], v))
+                    edited = kind_of(case).with_dims(case, [(i, axis)], v)
+                    yield Edit(f"dim {describe_dims(case, [(i, axis)])} -> {v}", edited)
 
 
 class RemoveUnusedInputs(TransformPass):

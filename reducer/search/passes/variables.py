@@ -1,5 +1,6 @@
 """Inline scalar temporaries: `t = e` assigned once, its reads replaced by `e` and the assignment
-deleted (kept only where that makes the kernel smaller)."""
+deleted (kept only where that makes the kernel smaller). Tensors are not scalars: a Hybrid DSL buffer, and a
+TeLang stage or reduce axis, which would become one stage (or axis) per read."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from reducer.search.passes.ast_edit import parse, render
 from reducer.search.passes.base import Edit, TransformPass, code
 
 BUFFER_CALLS = {"allocate", "output_tensor"}
+TVM_OBJECT_CALLS = {"compute", "reduce_axis", "placeholder", "extern"}  # tvm.<call>: each call makes a new one
 
 
 class _Inline(ast.NodeTransformer):
@@ -37,7 +39,9 @@ def _scalars(func: ast.FunctionDef) -> dict[str, ast.expr]:
     for node in ast.walk(func):
         if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
             value = node.value
-            is_buffer = isinstance(value, ast.Call) and getattr(value.func, "id", "") in BUFFER_CALLS
+            is_buffer = isinstance(value, ast.Call) and (
+                getattr(value.func, "id", "") in BUFFER_CALLS or getattr(value.func, "attr", "") in TVM_OBJECT_CALLS
+            )
             name = node.targets[0].id
             if not is_buffer and stores[name] == 1:
                 found[name] = value

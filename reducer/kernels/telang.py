@@ -1,0 +1,148 @@
+"""TeLang kernels (AKG's TVM tensor-expression language: `tvm.compute`, `tvm.reduce_axis`, `tvm.sum`, ...), and
+the ir_builder kernels of the same Custom op: what a kernel of `ops.Custom(func, ..., func_type="akg")` is,
+as MindSpore tells it from the source, and its outputs and validity, from evaluating it on placeholders with
+AKG's own `tvm`. That runs in the case's interpreter (telang_probe.py), in one long-lived probe per
+interpreter: milliseconds per candidate once AKG is imported, and no compile."""
+
+from __future__ import annotations
+
+import atexit
+import functools
+import json
+import subprocess
+import sys
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from reducer.core.case import Case, TensorSpec
+from reducer.core.errors import InvalidKernel
+
+PROBE_SCRIPT = str(Path(__file__).with_name("telang_probe.py"))
+TVM_COMPUTE, IR_BUILDER, HYBRID_FUNC = "tvm_compute", "ir_builder", "hybrid"
+FUNC_TYPES = (HYBRID_FUNC, TVM_COMPUTE, IR_BUILDER)
+ANSWER_SECONDS = 60.0  # one evaluation is milliseconds; a probe silent this long is stuck in the kernel's Python
+READY_SECONDS = 300.0
+
+
+def akg_func_type(source: str) -> str:
+    """The func_type MindSpore gives a Custom op of func_type "akg" (custom_ops.py `_set_akg_kernel_type`):
+    by what the source contains, "ir_builder" first."""
+    if "ir_builder" in source:
+        return IR_BUILDER
+    if "compute" in source:
+        return TVM_COMPUTE
+    return HYBRID_FUNC
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """A TeLang function evaluated on placeholders: its outputs and its named local tensors (the stages)."""
+
+    outputs: tuple[TensorSpec, ...]
+    stages: dict[str, TensorSpec]
+
+
+class ProbeUnavailable(InvalidKernel):
+    """The interpreter has no AKG to evaluate TeLang with."""
+
+
+class _Probe:
+    """One telang_probe process and its line protocol; one request at a time."""
+
+    def __init__(self, python: str) -> None:
+        self.python = python
+        self.lock = threading.Lock()
+        self.proc: subprocess.Popen[str] | None = None
+
+    def _start(self) -> subprocess.Popen[str]:
+        proc = subprocess.Popen(
+            [self.python, PROBE_SCRIPT],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            start_new_session=True,  # a Ctrl-C of the reducer must not kill it mid-answer
+        )
+        first = self._answer(proc, READY_SECONDS)
+        if "unavailable" in first:
+            proc.wait()
+            raise ProbeUnavailable(f"cannot evaluate TeLang with {self.python}: {first['unavailable']}")
+        return proc
+
+    def _answer(self, proc: subprocess.Popen[str], seconds: float) -> dict[str, object]:
+        assert proc.stdout is not None
+        timer = threading.Timer(seconds, proc.kill)
+        timer.start()
+        try:
+            line = proc.stdout.readline()
+        finally:
+            timer.cancel()
+        if not line:
+            proc.kill()
+            proc.wait()
+            return {"invalid": "evaluating it kills AKG's tvm, or runs too long"}
+        return json.loads(line)
+
+    def ask(self, request: dict[str, object]) -> dict[str, object]:
+        with self.lock:
+            if self.proc is None or self.proc.poll() is not None:
+                self.proc = self._start()
+            assert self.proc.stdin is not None
+            self.proc.stdin.write(json.dumps(request) + "\n")
+            self.proc.stdin.flush()
+            answer = self._answer(self.proc, ANSWER_SECONDS)
+            if self.proc.poll() is not None:
+                self.proc = None
+            return answer
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+
+_PROBES: dict[str, _Probe] = {}
+_PROBES_LOCK = threading.Lock()
+
+
+def _probe(python: str) -> _Probe:
+    with _PROBES_LOCK:
+        if python not in _PROBES:
+            _PROBES[python] = _Probe(python)
+        return _PROBES[python]
+
+
+@atexit.register
+def stop_probes() -> None:
+    """End every probe (they end with the reducer anyway; a test ends them as a reducer's exit would)."""
+    for probe in _PROBES.values():
+        probe.stop()
+
+
+def _spec(pair: object) -> TensorSpec:
+    shape, dtype = pair  # type: ignore[misc]
+    return TensorSpec(tuple(shape), str(dtype))
+
+
+@functools.lru_cache(maxsize=4096)
+def _evaluate(python: str, source: str, function: str, func_type: str, inputs: tuple[TensorSpec, ...]) -> Evaluation:
+    answer = _probe(python).ask(
+        {
+            "source": source,
+            "function": function,
+            "func_type": func_type,
+            "inputs": [[list(t.shape), t.dtype] for t in inputs],
+        }
+    )
+    if "invalid" in answer:
+        raise InvalidKernel(str(answer["invalid"]))
+    stages = answer["stages"]
+    assert isinstance(stages, dict)
+    return Evaluation(tuple(_spec(o) for o in answer["outputs"]), {k: _spec(v) for k, v in stages.items()})  # type: ignore[attr-defined]
+
+
+def evaluate(case: Case) -> Evaluation:
+    """`case`'s TeLang function evaluated on placeholders of its inputs by AKG's tvm in the case's interpreter;
+    InvalidKernel (not cached) when it is no kernel AKG can lower."""
+    return _evaluate(case.python or sys.executable, case.source, case.function, case.func_type, case.inputs)

@@ -1,0 +1,195 @@
+"""The TeLang probe, a separate program run under the case's interpreter (stdlib and MindSpore's AKG only; it
+imports nothing from `reducer`): it imports AKG's `tvm` once, then evaluates TeLang functions on placeholders
+as AKG's composite/topi.py `custom()` does (the source made a module, `tvm` put in the function's globals,
+the function called on the input placeholders; an ir_builder function gets the list of inputs and the attrs)
+and checks what AKG's lowering would refuse anyway, without compiling anything.
+
+Protocol, one JSON object per line. Probe -> reducer: {"ready": seconds} after the import, or
+{"unavailable": why} before ending. Reducer -> probe: {"source", "function", "func_type", "inputs":
+[[shape, dtype], ...]}; the answer: {"outputs": [[shape, dtype], ...], "stages": {name: [shape, dtype]}} (the
+function's local tensors when it returned) or {"invalid": why}. End of input ends the probe."""
+
+import importlib.util
+import json
+import os
+import sys
+import time
+
+DTYPES = ("float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool")
+
+
+def import_tvm():
+    """AKG's tvm from the MindSpore of this interpreter (any AKG build of the wheel: nothing is compiled)."""
+    spec = importlib.util.find_spec("mindspore")
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError(f"MindSpore is not installed for {sys.executable}")
+    mindspore = next(iter(spec.submodule_search_locations))
+    plugins = os.path.join(mindspore, "lib", "plugin")
+    builds = sorted(d for d in os.listdir(plugins) if os.path.isfile(os.path.join(plugins, d, "libakg.so")))
+    if not builds:
+        raise ImportError(f"no AKG build in {plugins}")
+    os.environ["TVM_LIBRARY_PATH"] = os.path.join(plugins, "cpu" if "cpu" in builds else builds[0])
+    sys.path.insert(0, os.path.join(mindspore, "_akg"))
+    import akg  # noqa: F401 - registers AKG's passes and ops with tvm
+    from akg import tvm
+
+    return tvm
+
+
+class Invalid(Exception):
+    """The function is not a TeLang kernel AKG can lower."""
+
+
+def _shape(tensor, what):
+    dims = []
+    for d in tensor.shape:
+        value = getattr(d, "value", None)
+        if not isinstance(value, int):
+            raise Invalid(f"{what} has a shape that is not constant: {list(tensor.shape)}")
+        if value < 1:
+            raise Invalid(f"{what} has a non-positive shape {[getattr(x, 'value', x) for x in tensor.shape]}")
+        dims.append(value)
+    return dims
+
+
+def _dtype(tensor, what):
+    if tensor.dtype not in DTYPES:
+        raise Invalid(f"{what} has dtype {tensor.dtype}")
+    return tensor.dtype
+
+
+def _free_vars(tvm, expr):
+    found = []
+
+    def visit(node):
+        if isinstance(node, tvm.expr.Var):
+            found.append(node)
+
+    tvm.ir_pass.PostOrderVisit(expr, visit)
+    return found
+
+
+def _reduces_inside(tvm, expr):
+    found = []
+    tvm.ir_pass.PostOrderVisit(expr, lambda n: found.append(n) if isinstance(n, tvm.expr.Reduce) else None)
+    return found
+
+
+def _check_compute(tvm, op):
+    """What lowering refuses: a variable that is neither an axis of the stage nor reduced over, a reduction
+    that is not the whole body, a reduce axis read outside its reduction."""
+    axes = {v.var.name for v in op.axis}
+    reduce_axes = {v.var.name for v in op.reduce_axis}
+    for body in op.body:
+        top = body if isinstance(body, tvm.expr.Reduce) else None
+        nested = [r for r in _reduces_inside(tvm, body) if not r.same_as(top)] if top is None else []
+        if top is not None:
+            inner = [*top.source, top.condition]
+            nested = [r for e in inner for r in _reduces_inside(tvm, e)]
+        if nested:
+            raise Invalid(f"stage {op.name}: a reduction inside an expression (it must be the whole body)")
+        allowed = axes | (reduce_axes if top is not None else set())
+        for var in _free_vars(tvm, body):
+            if var.name not in allowed:
+                raise Invalid(f"stage {op.name}: reads {var.name}, which is neither its axis nor reduced over")
+
+
+def _walk(tvm, outputs, placeholders):
+    """Check every stage the outputs depend on."""
+    seen = set()
+    todo = [t.op for t in outputs]
+    while todo:
+        op = todo.pop()
+        if op.name in seen:
+            continue
+        seen.add(op.name)
+        if isinstance(op, tvm.tensor.PlaceholderOp):
+            if not any(op.same_as(p.op) for p in placeholders):
+                raise Invalid(f"reads placeholder {op.name}, which is not one of its inputs")
+            continue
+        for i in range(op.num_outputs):
+            tensor = op.output(i)
+            _shape(tensor, f"stage {op.name}")
+            _dtype(tensor, f"stage {op.name}")
+        if isinstance(op, tvm.tensor.ComputeOp):
+            _check_compute(tvm, op)
+        todo.extend(t.op for t in op.input_tensors)
+
+
+def evaluate(tvm, request):
+    source, function, func_type = request["source"], request["function"], request["func_type"]
+    module = {"__name__": function}
+    exec(compile(source, f"<kernel {function}>", "exec"), module)
+    func = module.get(function)
+    if not callable(func):
+        raise Invalid(f"the source defines no function {function}")
+    func.__globals__["tvm"] = tvm
+    placeholders = [
+        tvm.placeholder(tuple(shape), dtype, name=f"input_{i}") for i, (shape, dtype) in enumerate(request["inputs"])
+    ]
+    stages = {}
+
+    def keep_locals(frame, event, arg):
+        if event == "return" and frame.f_code is func.__code__:
+            for name, value in frame.f_locals.items():
+                if isinstance(value, tvm.tensor.Tensor) and name not in stages:
+                    stages[name] = value
+
+    sys.setprofile(keep_locals)
+    try:
+        result = func(placeholders, {}) if func_type == "ir_builder" else func(*placeholders)
+    finally:
+        sys.setprofile(None)
+    results = list(result) if isinstance(result, (list, tuple)) else [result]
+    if not results or not all(isinstance(r, tvm.tensor.Tensor) for r in results):
+        raise Invalid("the function must return its output tensors")
+    if any(any(r.op.same_as(p.op) for p in placeholders) for r in results):
+        raise Invalid("an output is an input (AKG builds nothing for it)")
+    _walk(tvm, results, placeholders)
+    described = {}
+    for name, tensor in stages.items():
+        try:
+            described[name] = [_shape(tensor, name), _dtype(tensor, name)]
+        except Invalid:
+            continue
+    return {
+        "outputs": [[_shape(r, "an output"), _dtype(r, "an output")] for r in results],
+        "stages": described,
+    }
+
+
+def _last_line(message):
+    """The line of a TVM error that says what failed (its message ends a native backtrace)."""
+    lines = [line.strip() for line in message.strip().splitlines() if line.strip()]
+    return lines[-1][:300] if lines else ""
+
+
+def main():
+    replies = os.dup(1)
+    quiet = os.open(os.devnull, os.O_RDWR)
+    os.dup2(quiet, 1)  # stray prints of AKG or of a kernel must not reach the protocol pipe
+
+    def reply(message):
+        os.write(replies, (json.dumps(message) + "\n").encode())
+
+    started = time.monotonic()
+    try:
+        tvm = import_tvm()
+    except Exception as exc:
+        reply({"unavailable": f"{type(exc).__name__}: {exc}"})
+        return
+    reply({"ready": round(time.monotonic() - started, 3)})
+    for line in sys.stdin:
+        request = json.loads(line)
+        try:
+            answer = evaluate(tvm, request)
+        except Invalid as exc:
+            answer = {"invalid": str(exc)}
+        except Exception as exc:
+            line = _last_line(str(exc))
+            answer = {"invalid": line if line.startswith(type(exc).__name__) else f"{type(exc).__name__}: {line}"}
+        reply(answer)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,203 @@
+"""TeLang kernels (func_type tvm_compute) and ir_builder kernels: told apart from Hybrid DSL as MindSpore
+does, evaluated with AKG's own tvm (outputs, validity) without a compile, read from crash.yaml and .info,
+written back, and edited by the passes that know TeLang into kernels that still evaluate."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import CORPUS, needs_akg
+
+from reducer.core.case import Case, TensorSpec
+from reducer.core.errors import InputError, InvalidKernel
+from reducer.inputs.crash_yaml import case_to_yaml, load_case
+from reducer.inputs.load import load_input
+from reducer.kernels.kinds import IR_BUILDER_KIND, TELANG, kind_of, outputs_of
+from reducer.kernels.telang import akg_func_type
+from reducer.search.passes.telang import DropReduceAxis, DropStage, ShrinkDimsWithConstants, TeLangToOperand
+
+pytestmark = needs_akg
+
+CONV1D = """def te_conv1d(x, w):
+    k = tvm.reduce_axis((0, w.shape[0]), name="k")
+    return tvm.compute((x.shape[0], x.shape[1] - w.shape[0] + 1),
+                       lambda n, i: tvm.sum(x[n, i + k] * w[k], axis=k))
+"""
+
+STAGES = """def chain(x):
+    e = tvm.compute((16, 8), lambda i, j: tvm.exp(x[i, j]), name="e")
+    r = tvm.reduce_axis((0, 8), name="r")
+    q = tvm.reduce_axis((0, 16), name="q")
+    s = tvm.compute((1,), lambda i: tvm.sum(e[q, r].astype("float32"), axis=[q, r]), name="s")
+    return tvm.compute((16, 8), lambda i, j: tvm.if_then_else(e[i, j] > s[0], e[i, j] / s[0], 0.0), name="o")
+"""
+
+IR_BUILDER = """def copy_ir(ins, attrs):
+    def body(src, dst):
+        ib = tvm.ir_builder.create()
+        with ib.for_range(0, src.shape[0], name="i") as i:
+            ib.store(dst, i, ib.load(src, i))
+        return ib.get()
+    return tvm.extern(ins[0].shape, ins, lambda i, o: body(i[0], o[0]), dtype=ins[0].dtype)
+"""
+
+
+def telang(source: str, *shapes: tuple[int, ...], dtype: str = "float32") -> Case:
+    function = source.split("(")[0].removeprefix("def ")
+    return Case("t", source, function, tuple(TensorSpec(s, dtype) for s in shapes), func_type="tvm_compute")
+
+
+def test_the_language_is_told_as_mindspore_tells_it() -> None:
+    assert akg_func_type(CONV1D) == "tvm_compute"
+    assert akg_func_type(IR_BUILDER) == "ir_builder"  # it has "compute" nowhere, "ir_builder" wins anyway
+    assert akg_func_type("def f(a):\n    c = output_tensor(a.shape, a.dtype)\n    return c\n") == "hybrid"
+
+
+def test_outputs_come_from_akgs_tvm() -> None:
+    assert outputs_of(telang(CONV1D, (2, 32), (3,))) == (TensorSpec((2, 30), "float32"),)
+    assert outputs_of(telang(STAGES, (16, 8))) == (TensorSpec((16, 8), "float32"),)
+    two = "def f(a):\n    return [tvm.compute(a.shape, lambda i: a[i] + a[i]), tvm.compute((1,), lambda i: a[0])]\n"
+    assert outputs_of(telang(two, (5,), dtype="float16")) == (TensorSpec((5,), "float16"), TensorSpec((1,), "float16"))
+
+
+@pytest.mark.parametrize(
+    ("source", "shapes", "reason"),
+    [
+        (CONV1D, [(2, 2), (3,)], "non-positive shape"),
+        ("def f(a):\n    return tvm.compute(a.shape, lambda i: undefined[i])\n", [(4,)], "NameError"),
+        ("def f(a):\n    return tvm.compute(a.shape, lambda i, j: a[i])\n", [(4,)], "missing 1 required positional"),
+        ("def f(a):\n    return a.shape[0]\n", [(4,)], "must return its output tensors"),
+        ("def f(a):\n    return a\n", [(4,)], "an output is an input"),
+        (
+            "def f(a):\n    k = tvm.reduce_axis((0, 4))\n"
+            "    return tvm.compute((1,), lambda i: tvm.sum(a[k], axis=k) + 1)\n",
+            [(4,)],
+            "Reductions are only allowed at the top level",
+        ),
+        (
+            "def f(a):\n    k = tvm.reduce_axis((0, 4))\n    return tvm.compute((4,), lambda i: a[k])\n",
+            [(4,)],
+            "neither its axis nor reduced over",
+        ),
+        (
+            "def f(a):\n    b = tvm.placeholder((4,), name='b')\n    return tvm.compute((4,), lambda i: b[i])\n",
+            [(4,)],
+            "not one of its inputs",
+        ),
+    ],
+)
+def test_invalid_telang_is_refused_without_a_compile(source: str, shapes: list, reason: str) -> None:
+    with pytest.raises(InvalidKernel, match=reason):
+        outputs_of(telang(source, *shapes))
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize(
+    ("kernel", "inputs", "said"),
+    [
+        (CONV1D, "[{shape: [2, 32], dtype: float32}]", "te_conv1d takes 2 inputs, 1 are listed"),
+        (
+            "def f(a):\n    return tvm.compute(a.shape, lambda i: b[i])\n",
+            "[{shape: [4], dtype: float32}]",
+            "not a valid TeLang kernel: NameError: name 'b' is not defined",
+        ),
+        (CONV1D, "[{shape: [2, 2], dtype: float32}, {shape: [3], dtype: float32}]", "non-positive shape [2, 0]"),
+    ],
+)
+def test_a_telang_function_that_does_not_build_is_one_clear_line(
+    tmp_path: Path, kernel: str, inputs: str, said: str
+) -> None:
+    (tmp_path / "k.py").write_text(kernel)
+    (tmp_path / "crash.yaml").write_text(f"kernel: k.py\ninputs: {inputs}\n")
+    run = subprocess.run(
+        [sys.executable, "-m", "reducer", "check", str(tmp_path / "crash.yaml")],
+        capture_output=True,
+        text=True,
+        timeout=100,
+    )
+    assert run.returncode == 2
+    assert run.stderr.count("\n") == 1 and "Traceback" not in run.stderr
+    assert said in run.stderr
+
+
+def test_crash_yaml_tells_telang_and_writes_it_back(tmp_path: Path) -> None:
+    (tmp_path / "k.py").write_text(CONV1D)
+    (tmp_path / "crash.yaml").write_text(
+        "kernel: k.py\ninputs: [{shape: [2, 32], dtype: float32}, {shape: [3], dtype: float32}]\n"
+    )
+    case = load_input(tmp_path / "crash.yaml")
+    assert kind_of(case) is TELANG and case.func_type == "tvm_compute"
+    written = yaml.safe_load(case_to_yaml(case, "kernel.py", None))
+    assert written["func_type"] == "tvm_compute"
+    (tmp_path / "kernel.py").write_text(case.source)
+    (tmp_path / "again.yaml").write_text(case_to_yaml(case, "kernel.py", None))
+    assert load_case(tmp_path / "again.yaml").key() == case.key()
+
+
+def test_a_stated_func_type_wins_and_a_hybrid_kernel_read_as_telang_says_how(tmp_path: Path) -> None:
+    hybrid = "def f(a):\n    compute = output_tensor(a.shape, a.dtype)\n    compute[0] = a[0]\n    return compute\n"
+    (tmp_path / "k.py").write_text(hybrid)
+    (tmp_path / "crash.yaml").write_text("kernel: k.py\ninputs: [{shape: [1], dtype: float32}]\n")
+    with pytest.raises(InputError, match="read as func_type 'tvm_compute', as MindSpore reads"):
+        load_input(tmp_path / "crash.yaml")
+    (tmp_path / "crash.yaml").write_text("kernel: k.py\nfunc_type: hybrid\ninputs: [{shape: [1], dtype: float32}]\n")
+    assert load_input(tmp_path / "crash.yaml").func_type == "hybrid"
+
+
+def test_ir_builder_kernels_are_read_and_checked(tmp_path: Path) -> None:
+    (tmp_path / "k.py").write_text(IR_BUILDER)
+    (tmp_path / "crash.yaml").write_text("kernel: k.py\ninputs: [{shape: [64], dtype: float32}]\n")
+    case = load_input(tmp_path / "crash.yaml")
+    assert kind_of(case) is IR_BUILDER_KIND
+    assert outputs_of(case) == (TensorSpec((64,), "float32"),)
+    assert IR_BUILDER_KIND.input_names(case) == ["ins[0]"]
+
+
+def test_every_telang_corpus_case_loads_as_telang() -> None:
+    cases = [load_case(p) for p in sorted(CORPUS.glob("*/crash.yaml")) if "telang" in p.parent.name]
+    assert len(cases) >= 4 and all(kind_of(c) is TELANG for c in cases)
+    assert all(outputs_of(c) for c in cases)
+
+
+def _sources(p, case: Case) -> list[str]:
+    return [e.after.source for e in p.edits(case)]
+
+
+def test_stage_pass_inlines_replaces_and_drops_outputs() -> None:
+    case = telang(STAGES, (16, 8))
+    found = _sources(DropStage(), case)
+    assert any("tvm.exp(x[i, j]) > s[0]" in s for s in found)  # e inlined into its readers
+    assert any("e = " not in s and "x[q, r]" in s for s in found)  # e replaced by the input of its shape
+    assert any(s.rstrip().endswith("return s") for s in found)  # the output becomes a stage it reads
+    for source in found:
+        outputs_of(telang(source, (16, 8)))
+
+
+def test_reduce_axis_pass_drops_one_axis_then_the_reduction() -> None:
+    found = _sources(DropReduceAxis(), telang(STAGES, (16, 8)))
+    assert any("tvm.sum(e[0, r].astype('float32'), axis=r)" in s for s in found)
+    single = _sources(DropReduceAxis(), telang(CONV1D, (2, 32), (3,)))
+    assert single == [CONV1D.replace("tvm.sum(x[n, i + k] * w[k], axis=k)", "x[n, i + 0] * w[0]")] or any(
+        "tvm.sum" not in s.split("k = ")[-1] for s in single
+    )
+    for source in found:
+        outputs_of(telang(source, (16, 8)))
+
+
+def test_expression_pass_takes_branches_operands_and_drops_casts() -> None:
+    found = _sources(TeLangToOperand(), telang(STAGES, (16, 8)))
+    assert any("lambda i, j: e[i, j] / s[0]" in s for s in found)  # a branch of if_then_else
+    assert any("lambda i, j: x[i, j]" in s for s in found)  # the argument of tvm.exp
+    assert any("tvm.sum(e[q, r], axis" in s for s in found)  # the cast dropped
+    assert not any("tvm.sum" not in s for s in found)  # a reduction is not an elementwise call
+
+
+def test_dims_shrink_with_the_literals_that_restate_them() -> None:
+    edits = list(ShrinkDimsWithConstants().edits(telang(STAGES, (16, 8))))
+    first = edits[0].after
+    assert first.inputs[0].shape == (1, 8) and "(1, 8)" in first.source and "(0, 1)" in first.source
+    assert outputs_of(first) == (TensorSpec((1, 8), "float32"),)
