@@ -35,6 +35,8 @@ class Limits:
 
 
 def _how_it_ended(outcome: Outcome, limits: Limits) -> tuple[str, dict[str, object]]:
+    if outcome.stalled:
+        return "was ended early, stalled", {"killed": "stalled", "why": outcome.stalled}
     if outcome.timed_out:
         return f"was killed at --timeout {limits.timeout:g} s", {"killed": "timeout"}
     if outcome.out_of_memory:
@@ -59,8 +61,15 @@ def capture(
     started = time.time() - MTIME_SLACK
     shown = shlex.join(command)
     options.say(f"running `{shown}` in {cwd} (output also in {log_path})")
-    outcome = run_command(command, cwd, env, limits.timeout, limits.memory_mb, log_path)
+
+    def unfinished() -> str:
+        unbuilt = [k.path for k in written_kernels(meta_dirs(cwd, env, []), started) if not k.compiled]
+        return str(unbuilt[0].relative_to(cwd) if unbuilt[0].is_relative_to(cwd) else unbuilt[0]) if unbuilt else ""
+
+    outcome = run_command(command, cwd, env, limits.timeout, limits.memory_mb, log_path, unfinished=unfinished)
     ended, status = _how_it_ended(outcome, limits)
+    if outcome.stalled:
+        options.say(f"ended the command early: {outcome.stalled}")
     text = log_path.read_text(encoding="utf-8", errors="replace")
     findings = read_log(text)
     cache_paths = [str(k.attrs.get("compile_cache", "")) for k in findings.kernels]

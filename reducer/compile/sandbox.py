@@ -64,6 +64,7 @@ class Outcome:
     collected: Any = field(default=None, compare=False)
     over_quota: bool = False
     stack: tuple[str, ...] = ()  # a compile killed at its deadline: where it was (see hang_stack.sample)
+    stalled: str = ""  # a user's run ended early: why (see user_run)
 
 
 def die_with_parent(parent: int) -> None:
