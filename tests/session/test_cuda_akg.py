@@ -22,6 +22,7 @@ GPU_CASES = {
     "gpu_softmax_shared_buffer": "Cannot find allocated buffer for placeholder",
     "gpu_pairwise_dim_map_size": "Check failed: map_size != 0",
     "gpu_matmul_fp16_sigfpe": "SIGFPE",
+    "gpu_telang_pairwise_autofuse_segv": "SIGSEGV",
 }
 
 
