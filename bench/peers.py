@@ -15,6 +15,7 @@ With --keep, every final kernel (ours and each peer's, single-file form) is writ
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -27,6 +28,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import psutil
 from peer_check import parse_single_file, single_file
 
 from reducer.core.case import Case
@@ -108,20 +110,28 @@ def _final(check: Path, env: dict[str, str], result: Path, best: Path) -> tuple[
 
 
 def _run_budgeted(command: list[str], cwd: Path, env: dict[str, str], budget: float) -> tuple[float, bool]:
+    """Run a peer for at most `budget` seconds; whatever it started is gone afterwards, also the workers that
+    outlive their leader's SIGTERM (Picire's parallel ones did, still alive 95 minutes later)."""
     start = time.monotonic()
     with open(cwd / "peer.log", "w") as log:
         proc = subprocess.Popen(command, cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        capped = False
         try:
             proc.wait(budget)
-            capped = False
         except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGTERM)
-            try:
-                proc.wait(30)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
             capped = True
+            descendants = []
+            with contextlib.suppress(psutil.Error):
+                descendants = psutil.Process(proc.pid).children(recursive=True)
+            os.killpg(proc.pid, signal.SIGTERM)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(30)
+            for child in descendants:
+                with contextlib.suppress(psutil.Error):
+                    child.kill()
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
     return time.monotonic() - start, capped
 
 
