@@ -186,7 +186,7 @@ def _well_formed(b: BundleInput) -> dict[str, Any] | None:
         required = "no: the original kernel is not well-formed"
     else:
         required = "no: --allow-ill-formed"
-    return {"holds": not why_not, "why_not": why_not, "required": required, "how": kind.well_formedness}
+    return {"holds": not why_not, "why_not": why_not, "required": required}
 
 
 def _custom_op(reduced: Case, outputs: tuple[TensorSpec, ...]) -> str:
@@ -238,6 +238,7 @@ def _issue(
         origin=b.origin,
         triage=b.triage,
         well_formed=_well_formed(b),
+        well_formedness=kind.well_formedness,
         repro_timeout=_repro_timeout(reduced),
     )
 

@@ -137,19 +137,25 @@ class HybridKernel(_CustomFunction):
 
 class TeLangKernel(_CustomFunction):
     """A TeLang function (`func_type` tvm_compute): called with one placeholder per input, it returns the
-    output tensors of its `tvm.compute` stages. Every output element is defined by its compute, so every
-    valid kernel is well-formed."""
+    output tensors of its `tvm.compute` stages. Every output element is defined by its compute; it is
+    well-formed when it also reads no tensor outside its shape (but under a condition, as padding does)."""
 
     name = "telang"
     label = "TeLang kernel"
     custom_func_type = "akg"
-    well_formedness = "by construction, as every element of every output is defined by its `tvm.compute`"
+    well_formedness = (
+        "every element of every output is defined by its `tvm.compute` (by construction), and no read outside a "
+        "condition indexes a tensor outside its shape (checked by tvm's bound analysis)"
+    )
 
     def outputs(self, case: Case) -> tuple[TensorSpec, ...]:
-        return evaluate(case).outputs
+        evaluation = evaluate(case)
+        if evaluation.out_of_bounds and not case.allow_ill_formed:
+            raise IllFormed(evaluation.out_of_bounds)
+        return evaluation.outputs
 
     def ill_formed(self, case: Case) -> str:
-        return ""
+        return evaluate(case).out_of_bounds
 
     def input_names(self, case: Case) -> list[str]:
         return [arg.arg for arg in parse_function(case.source).args.args]

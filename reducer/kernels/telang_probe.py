@@ -6,8 +6,9 @@ and checks what AKG's lowering would refuse anyway, without compiling anything.
 
 Protocol, one JSON object per line. Probe -> reducer: {"ready": seconds} after the import, or
 {"unavailable": why} before ending. Reducer -> probe: {"source", "function", "func_type", "inputs":
-[[shape, dtype], ...]}; the answer: {"outputs": [[shape, dtype], ...], "stages": {name: [shape, dtype]}} (the
-function's local tensors when it returned) or {"invalid": why}. End of input ends the probe."""
+[[shape, dtype], ...]}; the answer: {"outputs": [[shape, dtype], ...], "stages": {name: [shape, dtype]} (the
+function's local tensors when it returned), "out_of_bounds": the first read outside a tensor's shape, or ''}
+or {"invalid": why}. End of input ends the probe."""
 
 import importlib.util
 import json
@@ -94,8 +95,62 @@ def _check_compute(tvm, op):
                 raise Invalid(f"stage {op.name}: reads {var.name}, which is neither its axis nor reduced over")
 
 
+def _guarded(tvm, expr):
+    """The reads under a condition (a branch of if_then_else or select), which may index out of the tensor:
+    padding reads so."""
+    branches = []
+
+    def visit(node):
+        if isinstance(node, tvm.expr.Call) and node.name == "tvm_if_then_else":
+            branches.extend(node.args[1:])
+        elif isinstance(node, tvm.expr.Select):
+            branches.extend([node.true_value, node.false_value])
+
+    tvm.ir_pass.PostOrderVisit(expr, visit)
+    reads = []
+    for branch in branches:
+        tvm.ir_pass.PostOrderVisit(branch, lambda n: reads.append(n) if isinstance(n, tvm.expr.Call) else None)
+    return reads
+
+
+def _tensor_reads(tvm, expr):
+    reads = []
+    tvm.ir_pass.PostOrderVisit(
+        expr, lambda n: reads.append(n) if isinstance(n, tvm.expr.Call) and n.call_type == n.Halide else None
+    )
+    return reads
+
+
+def _out_of_bounds(tvm, op):
+    """The first read of a stage outside its tensor's shape (not under a condition), as text; '' when none.
+    Index ranges come from tvm's bound analysis over the stage's axes and reduce axes."""
+    analyzer = tvm.arith.Analyzer()
+    for axis in list(op.axis) + list(op.reduce_axis):
+        analyzer.bind(axis.var, axis.dom)
+    for body in op.body:
+        guarded = _guarded(tvm, body)
+        for read in _tensor_reads(tvm, body):
+            if any(read.same_as(g) for g in guarded):
+                continue
+            shape = [d.value for d in read.func.output(read.value_index).shape]
+            for axis, extent in enumerate(shape):
+                index = read.args[axis]
+                bound = analyzer.const_int_bound(index)
+                if (
+                    abs(bound.min_value) < 2**62
+                    and abs(bound.max_value) < 2**62
+                    and (bound.min_value < 0 or bound.max_value >= extent)
+                ):
+                    return (
+                        f"stage {op.name} reads {read.name} at {index} in [{bound.min_value}, {bound.max_value}], "
+                        f"outside its shape {shape}"
+                    )
+    return ""
+
+
 def _walk(tvm, outputs, placeholders):
-    """Check every stage the outputs depend on."""
+    """Check every stage the outputs depend on; the first read outside a tensor's shape, '' if none."""
+    out_of_bounds = ""
     seen = set()
     todo = [t.op for t in outputs]
     while todo:
@@ -113,7 +168,9 @@ def _walk(tvm, outputs, placeholders):
             _dtype(tensor, f"stage {op.name}")
         if isinstance(op, tvm.tensor.ComputeOp):
             _check_compute(tvm, op)
+            out_of_bounds = out_of_bounds or _out_of_bounds(tvm, op)
         todo.extend(t.op for t in op.input_tensors)
+    return out_of_bounds
 
 
 def evaluate(tvm, request):
@@ -145,7 +202,7 @@ def evaluate(tvm, request):
         raise Invalid("the function must return its output tensors")
     if any(any(r.op.same_as(p.op) for p in placeholders) for r in results):
         raise Invalid("an output is an input (AKG builds nothing for it)")
-    _walk(tvm, results, placeholders)
+    out_of_bounds = _walk(tvm, results, placeholders)
     described = {}
     for name, tensor in stages.items():
         try:
@@ -155,6 +212,7 @@ def evaluate(tvm, request):
     return {
         "outputs": [[_shape(r, "an output"), _dtype(r, "an output")] for r in results],
         "stages": described,
+        "out_of_bounds": out_of_bounds,
     }
 
 

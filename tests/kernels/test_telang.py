@@ -18,6 +18,7 @@ from reducer.inputs.crash_yaml import case_to_yaml, load_case
 from reducer.inputs.load import load_input
 from reducer.kernels.kinds import IR_BUILDER_KIND, TELANG, kind_of, outputs_of
 from reducer.kernels.telang import akg_func_type
+from reducer.kernels.well_formed import IllFormed
 from reducer.search.passes.telang import DropReduceAxis, DropStage, ShrinkDimsWithConstants, TeLangToOperand
 
 pytestmark = needs_akg
@@ -201,3 +202,21 @@ def test_dims_shrink_with_the_literals_that_restate_them() -> None:
     first = edits[0].after
     assert first.inputs[0].shape == (1, 8) and "(1, 8)" in first.source and "(0, 1)" in first.source
     assert outputs_of(first) == (TensorSpec((1, 8), "float32"),)
+
+
+PADDED = """def pad_sum(a):
+    p = tvm.compute((10,), lambda i: tvm.if_then_else(tvm.all(i >= 1, i < 9), a[i - 1], 0.0), name="p")
+    return tvm.compute((8,), lambda i: p[i] + p[i + 2], name="s")
+"""
+
+
+def test_a_read_outside_a_tensor_is_ill_formed_unless_a_condition_guards_it() -> None:
+    """Padding reads out of range under its condition and is well-formed; a read past an input is not, and
+    the original that does it is taken as it is (its candidates need not be well-formed either)."""
+    padded = telang(PADDED, (8,))
+    assert TELANG.ill_formed(padded) == "" and outputs_of(padded) == (TensorSpec((8,), "float32"),)
+    past = telang("def f(a, b):\n    return tvm.compute(a.shape, lambda i: a[i] + b[i])\n", (8,), (4,))
+    assert "reads input_1 at i in [0, 7], outside its shape [4]" in TELANG.ill_formed(past)
+    with pytest.raises(IllFormed, match="outside its shape"):
+        outputs_of(past)
+    assert outputs_of(past.with_(allow_ill_formed=True)) == (TensorSpec((8,), "float32"),)
