@@ -1,5 +1,6 @@
 """The interestingness test bench/peers.py gives every peer reducer: exit 0 when the single-file case
-(a `CASE = {...}` dict of inputs/attrs/env, then the kernel function) is valid Hybrid DSL and, compiled
+(a `CASE = {...}` dict of inputs/attrs/env and, for TeLang, func_type, then the kernel function) is a valid
+kernel of its language and, compiled
 cold by the real AKG, fails with the target signature; exit 1 otherwise. The file is the first argument,
 or ./case.py (C-Vise runs the test next to its copy). PEER_EXPECT names the target signature's JSON,
 PEER_LOG a file that gets one line per call ("compile" or "invalid"), PEER_TIMEOUT the compile limit.
@@ -18,7 +19,8 @@ from pathlib import Path
 from reducer.compile.akg import compile_case
 from reducer.compile.signature import matches, signature_of
 from reducer.core.case import Case, Expectation, TensorSpec
-from reducer.kernels.hybrid import InvalidKernel, infer_outputs
+from reducer.core.errors import InvalidKernel
+from reducer.kernels.kinds import outputs_of
 
 
 def parse_single_file(text: str) -> Case:
@@ -33,11 +35,14 @@ def parse_single_file(text: str) -> Case:
     if any(d < 1 for t in inputs for d in t.shape):
         raise ValueError("a dimension below 1")
     env = {str(k): str(v) for k, v in dict(data.get("env", {})).items()}
-    return Case("peer", source, func.name, inputs, attrs=dict(data.get("attrs", {})), env=env)
+    func_type = str(data.get("func_type", "hybrid"))
+    return Case("peer", source, func.name, inputs, attrs=dict(data.get("attrs", {})), env=env, func_type=func_type)
 
 
 def single_file(case: Case) -> str:
     spec = {"inputs": [t.to_dict() for t in case.inputs], "attrs": case.attrs, "env": case.env}
+    if case.func_type != "hybrid":
+        spec["func_type"] = case.func_type
     return f"CASE = {spec!r}\n\n\n{case.source}"
 
 
@@ -62,7 +67,7 @@ def main() -> int:
     try:
         text = path.read_text()
         case = parse_single_file(text).with_(timeout=float(os.environ.get("PEER_TIMEOUT", "60")))
-        outputs = infer_outputs(case)
+        outputs = outputs_of(case)
     except (InvalidKernel, ValueError, SyntaxError, KeyError, TypeError, StopIteration, OSError):
         _log("invalid")
         return 1
