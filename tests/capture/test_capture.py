@@ -86,6 +86,21 @@ def test_capture_of_a_fusion_script_reduces_to_a_bundle_that_replays(tmp_path: P
 
 @pytest.mark.akg
 @needs_akg
+def test_from_log_of_a_telang_script_finds_its_kernel_as_telang(tmp_path: Path) -> None:
+    """The log of a TeLang Custom op (point_softmax_telang_script.py beside it) gives a case of func_type
+    tvm_compute that fails alone as the run did."""
+    run = reduce_cli("from-log", str(LOGS / "point_softmax_telang.log"), "-o", "out", "--no-reduce", cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    report = json.loads((tmp_path / "out" / "capture.json").read_text())
+    [kernel] = report["kernels"]
+    assert kernel["status"] == "captured" and "Check failed: ex.as<IntImm>()" in kernel["signature"]
+    crash = tmp_path / kernel["crash_yaml"]
+    info = json.loads((crash.parent / (kernel["name"] + ".info")).read_text())
+    assert {"name": "func_type", "data_type": "str", "value": "tvm_compute"} in info["op_desc"][0]["attr"]
+
+
+@pytest.mark.akg
+@needs_akg
 def test_from_log_reads_a_pasted_log_in_the_old_wording_with_crlf_and_colours(tmp_path: Path) -> None:
     text = FUSION_LOG.read_text().replace("Compile error, args:", "Compile error, json str:")
     pasted = "\r\n".join(f"\x1b[31m{line}\x1b[0m" if "ERROR" in line else line for line in text.splitlines())
