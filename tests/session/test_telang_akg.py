@@ -100,3 +100,37 @@ def test_a_telang_script_is_captured_well_before_its_timeout(tmp_path: Path) -> 
     [kernel] = report["kernels"]
     assert kernel["status"] == "reduced" and FRAME in kernel["signature"]
     assert (tmp_path / "out" / kernel["name"] / "kernel.py").read_text().startswith("def conv3d_bias_relu(")
+
+
+ROW_SUM_IR = """def row_sum_ir(ins, attrs):
+    def body(src, dst):
+        ib = tvm.ir_builder.create()
+        with ib.for_range(0, src.shape[0], name="i") as i:
+            ib.store(dst, i, tvm.const(0, src.dtype))
+            with ib.for_range(0, src.shape[1], name="j") as j:
+                ib.store(dst, i, ib.load(dst, i) + ib.load(src, i * src.shape[1] + j))
+        return ib.get()
+    return tvm.extern((ins[0].shape[0],), ins, lambda i, o: body(i[0], o[0]), dtype=ins[0].dtype)
+"""
+
+
+@pytest.mark.timeout(300)
+def test_an_ir_builder_kernel_is_reduced_in_attrs_env_dims_and_dtypes(tmp_path: Path) -> None:
+    """An ir_builder kernel that loads its 2-D input with one flat index (AKG's buffer.cc check says so)."""
+    (tmp_path / "k.py").write_text(ROW_SUM_IR)
+    (tmp_path / "crash.yaml").write_text(
+        "kernel: k.py\ninputs: [{shape: [64, 32], dtype: float16}]\n"
+        "attrs: {enable_auto_fuse: false, dim: '0 0 4 4'}\nenv: {MS_DEV_X: '1'}\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-m", "reducer", str(tmp_path / "crash.yaml"), "-o", str(tmp_path / "out"), "--no-diagnosis"],
+        capture_output=True,
+        text=True,
+        timeout=280,
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    reduced = load_case(tmp_path / "out" / tmp_path.name / "crash.yaml")
+    assert reduced.func_type == "ir_builder" and reduced.source == ROW_SUM_IR
+    assert reduced.attrs == {} and reduced.env == {}
+    assert [(t.shape, t.dtype) for t in reduced.inputs] == [((1, 1), "float32")]
+    assert "ir_builder (TVM IR builder) kernel" in (tmp_path / "out" / tmp_path.name / "ISSUE.md").read_text()
