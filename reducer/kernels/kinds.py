@@ -15,7 +15,7 @@ from reducer.core.words import counted
 from reducer.kernels import graph as graphs
 from reducer.kernels.hybrid import infer_outputs, loop_nest_extents, parse_function
 from reducer.kernels.info import custom_info
-from reducer.kernels.size import Size, graph_size, hybrid_size
+from reducer.kernels.size import Size, function_size, graph_size
 from reducer.kernels.telang import IR_BUILDER, TVM_COMPUTE, evaluate
 from reducer.kernels.well_formed import IllFormed
 
@@ -94,7 +94,7 @@ class _CustomFunction:
         return case.with_(inputs=tuple(TensorSpec(t.shape, new.get(t.dtype, t.dtype)) for t in case.inputs))
 
     def size(self, case: Case) -> Size:
-        return hybrid_size(case)
+        return function_size(case)
 
     def info(self, case: Case, outputs: tuple[TensorSpec, ...]) -> dict[str, Any]:
         return custom_info(case, outputs)
@@ -104,6 +104,10 @@ class _CustomFunction:
 
     def listing(self, case: Case) -> str:
         return ""
+
+    def input_names(self, case: Case) -> list[str]:
+        """The function's parameters, one per input."""
+        return [arg.arg for arg in parse_function(case.source).args.args]
 
 
 class HybridKernel(_CustomFunction):
@@ -124,9 +128,6 @@ class HybridKernel(_CustomFunction):
         except IllFormed as exc:
             return str(exc)
         return ""
-
-    def input_names(self, case: Case) -> list[str]:
-        return [arg.arg for arg in parse_function(case.source).args.args]
 
     def loop_extents(self, case: Case) -> list[int]:
         return loop_nest_extents(case)
@@ -156,9 +157,6 @@ class TeLangKernel(_CustomFunction):
 
     def ill_formed(self, case: Case) -> str:
         return evaluate(case).out_of_bounds
-
-    def input_names(self, case: Case) -> list[str]:
-        return [arg.arg for arg in parse_function(case.source).args.args]
 
     def loop_extents(self, case: Case) -> list[int]:
         """The first output's axes: the loop nest of its compute."""

@@ -1,10 +1,11 @@
 """How big a Case of each kernel kind is (kinds.size_of picks the kind), used by the search (accept only
 smaller), the bundle and the benchmarks. Sizes compare as tuples: ops first (a fused graph's op count; 0 for
-a Hybrid DSL kernel), then tokens (of the kernel source; of a graph, the tensors its ops read), statements
-(a graph's op attrs, flags set counting twice), inputs, shape volume (of the inputs; of a graph, of every
-tensor), attrs, env, the magnitude of literals (a graph's constant operands), the text of attr and env
-values, and how unusual the dtypes are. Only well-formed candidates are compared (well_formed.py: the oracle
-refuses the others as invalid before any size matters), unless the case allows ill-formed ones."""
+a Custom op's Python function: Hybrid DSL, TeLang, ir_builder), then tokens (of the kernel source; of a
+graph, the tensors its ops read), statements (a graph's op attrs, flags set counting twice), inputs, shape
+volume (of the inputs; of a graph, of every tensor), attrs, env, the magnitude of literals (a graph's constant
+operands), the text of attr and env values, and how unusual the dtypes are. Only well-formed candidates are
+compared (well_formed.py: the oracle refuses the others as invalid before any size matters), unless the case
+allows ill-formed ones."""
 
 from __future__ import annotations
 
@@ -96,7 +97,7 @@ def graph_size(case: Case) -> Size:
     )
 
 
-def hybrid_size(case: Case) -> Size:
+def function_size(case: Case) -> Size:
     tree = pyparse.parse(case.source)
     return Size(
         ops=0,  # no graph ops

@@ -220,3 +220,17 @@ def test_a_read_outside_a_tensor_is_ill_formed_unless_a_condition_guards_it() ->
     with pytest.raises(IllFormed, match="outside its shape"):
         outputs_of(past)
     assert outputs_of(past.with_(allow_ill_formed=True)) == (TensorSpec((8,), "float32"),)
+
+
+def test_an_elementwise_max_is_simplified_and_a_max_reduction_is_not() -> None:
+    relu = (
+        "def f(a):\n    k = tvm.reduce_axis((0, 4), name='k')\n"
+        "    m = tvm.compute((1,), lambda i: tvm.max(a[k], axis=k), name='m')\n"
+        "    return tvm.compute((4,), lambda i: tvm.max(a[i] - m[0], tvm.const(0.0, 'float32')), name='r')\n"
+    )
+    found = _sources(TeLangToOperand(), telang(relu, (4,)))
+    assert any("lambda i: a[i] - m[0]" in s for s in found)
+    assert not any("lambda i: a[k]" in s for s in found)
+    assert [e.description for e in DropReduceAxis().edits(telang(relu, (4,)))] == [
+        "line 3: drop reduce axis k of `tvm.max(a[k], axis=k)`"
+    ]

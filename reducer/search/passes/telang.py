@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import ast
 import copy
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from reducer.core.case import Case
 from reducer.core.errors import InvalidKernel
@@ -35,38 +35,63 @@ def _tvm_call(node: ast.AST) -> str | None:
 
 
 def _axis_argument(call: ast.Call) -> ast.expr | None:
-    """The `axis` of a reduction call, by keyword or as its second argument."""
+    """The `axis` argument of a reducer call, by keyword or as its second argument."""
     for keyword in call.keywords:
         if keyword.arg == "axis":
             return keyword.value
     return call.args[1] if len(call.args) > 1 else None
 
 
-def _reduction(node: ast.AST) -> ast.Call | None:
-    if _tvm_call(node) in REDUCERS and isinstance(node, ast.Call) and _axis_argument(node) is not None:
-        return node
-    return None
+def reduce_axes(func: ast.FunctionDef) -> set[str]:
+    """The names the function binds to `tvm.reduce_axis(...)`."""
+    return {
+        node.targets[0].id
+        for node in ast.walk(func)
+        if isinstance(node, ast.Assign)
+        and isinstance(node.targets[0], ast.Name)
+        and _tvm_call(node.value) == "reduce_axis"
+    }
 
 
-def _telang_operands(node: ast.AST) -> list[Replacement]:
+def _reduction(node: ast.AST, axes: set[str]) -> ast.Call | None:
+    """`node` when it is a reduction: a reducer called with reduce axes, which `tvm.max(a, b)` is not (as
+    TVM tells them: by whether the second argument is an IterVar or a list)."""
+    if _tvm_call(node) not in REDUCERS:
+        return None
+    assert isinstance(node, ast.Call)
+    axis = _axis_argument(node)
+    is_axis = (
+        isinstance(axis, (ast.List, ast.Tuple))
+        or (isinstance(axis, ast.Name) and axis.id in axes)
+        or (axis is not None and _tvm_call(axis) == "reduce_axis")
+        or any(k.arg == "axis" for k in node.keywords)
+    )
+    return node if is_axis else None
+
+
+def _telang_operands(axes: set[str]) -> Callable[[ast.AST], list[Replacement]]:
     """What a TeLang expression may become: an operand of an arithmetic or elementwise `tvm.*` call (a branch of
     `tvm.if_then_else`, the argument of `tvm.exp`, either side of `tvm.max(a, b)`), the value a cast converts."""
-    name = _tvm_call(node)
-    if name is not None:
-        assert isinstance(node, ast.Call)
-        if name in NOT_ELEMENTWISE or _reduction(node) is not None:
-            return []
-        if name == "if_then_else":
-            return list(node.args[1:])
-        return [a for a in node.args if not isinstance(a, ast.Constant) or isinstance(a.value, (int, float))]
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "astype":
-        return [node.func.value]
-    return operands(node)
+
+    def options(node: ast.AST) -> list[Replacement]:
+        name = _tvm_call(node)
+        if name is not None:
+            assert isinstance(node, ast.Call)
+            if name in NOT_ELEMENTWISE or _reduction(node, axes) is not None:
+                return []
+            if name == "if_then_else":
+                return list(node.args[1:])
+            return [a for a in node.args if not isinstance(a, ast.Constant) or isinstance(a.value, (int, float))]
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "astype":
+            return [node.func.value]
+        return operands(node)
+
+    return options
 
 
 class TeLangToOperand(ExpressionToOperand):
     def edits(self, case: Case) -> Iterator[Edit]:
-        return node_edits(case, _telang_operands)
+        return node_edits(case, _telang_operands(reduce_axes(parse(case))))
 
 
 class DropReduceAxis(TransformPass):
@@ -76,7 +101,8 @@ class DropReduceAxis(TransformPass):
 
     def edits(self, case: Case) -> Iterator[Edit]:
         func = parse(case)
-        calls = [n for n in ast.walk(func) if _reduction(n) is not None]
+        axes = reduce_axes(func)
+        calls = [n for n in ast.walk(func) if _reduction(n, axes) is not None]
         for index, call in enumerate(calls):
             axis = _axis_argument(call)  # type: ignore[arg-type]
             axes = axis.elts if isinstance(axis, (ast.List, ast.Tuple)) else [axis]
@@ -90,7 +116,8 @@ class DropReduceAxis(TransformPass):
     @staticmethod
     def _dropped(case: Case, index: int, k: int, name: str) -> Case:
         func = parse(case)
-        call = [n for n in ast.walk(func) if _reduction(n) is not None][index]
+        axes = reduce_axes(func)
+        call = [n for n in ast.walk(func) if _reduction(n, axes) is not None][index]
         assert isinstance(call, ast.Call)
         axis = _axis_argument(call)
         kept = [e for i, e in enumerate(axis.elts) if i != k] if isinstance(axis, (ast.List, ast.Tuple)) else []
@@ -144,10 +171,10 @@ class _InlineStage(ast.NodeTransformer):
         return node
 
 
-def _inlinable(call: ast.Call) -> tuple[list[str], ast.expr] | None:
+def _inlinable(call: ast.Call, axes: set[str]) -> tuple[list[str], ast.expr] | None:
     """The lambda's parameters and body of a compute that may be inlined: plain parameters, no reduction."""
     fn = call.args[1] if len(call.args) > 1 else None
-    if not isinstance(fn, ast.Lambda) or fn.args.vararg is not None or _reduction(fn.body) is not None:
+    if not isinstance(fn, ast.Lambda) or fn.args.vararg is not None or _reduction(fn.body, axes) is not None:
         return None
     return [a.arg for a in fn.args.args], fn.body
 
@@ -199,7 +226,7 @@ class DropStage(TransformPass):
         yield from _output_edits(case, [name for _, name, _ in _stages(func)])
         params = input_shapes(func, case)
         for position, (index, name, call) in enumerate(_stages(func)):
-            if (inline := _inlinable(call)) is not None:
+            if (inline := _inlinable(call, reduce_axes(func))) is not None:
                 edited = parse(case)
                 del edited.body[index]
                 inlined = render(case, _InlineStage(name, *inline).visit(edited))
