@@ -151,13 +151,13 @@ def _out_of_bounds(tvm, op):
 def _walk(tvm, outputs, placeholders):
     """Check every stage the outputs depend on; the first read outside a tensor's shape, '' if none."""
     out_of_bounds = ""
-    seen = set()
+    seen = []  # by identity: stages made without name= are all called "compute"
     todo = [t.op for t in outputs]
     while todo:
         op = todo.pop()
-        if op.name in seen:
+        if any(op.same_as(other) for other in seen):
             continue
-        seen.add(op.name)
+        seen.append(op)
         if isinstance(op, tvm.tensor.PlaceholderOp):
             if not any(op.same_as(p.op) for p in placeholders):
                 raise Invalid(f"reads placeholder {op.name}, which is not one of its inputs")

@@ -19,7 +19,15 @@ from reducer.inputs.load import load_input
 from reducer.kernels.kinds import IR_BUILDER_KIND, TELANG, kind_of, outputs_of
 from reducer.kernels.telang import akg_func_type
 from reducer.kernels.well_formed import IllFormed
-from reducer.search.passes.telang import DropReduceAxis, DropStage, ShrinkDimsWithConstants, TeLangToOperand
+from reducer.search.passes.telang import (
+    DropKeywords,
+    DropReduceAxis,
+    DropStage,
+    DropStageAxes,
+    ShrinkDimsWithConstants,
+    TeLangToOperand,
+)
+from reducer.search.passes.variables import InlineScalars
 
 pytestmark = needs_akg
 
@@ -234,3 +242,37 @@ def test_an_elementwise_max_is_simplified_and_a_max_reduction_is_not() -> None:
     assert [e.description for e in DropReduceAxis().edits(telang(relu, (4,)))] == [
         "line 3: drop reduce axis k of `tvm.max(a[k], axis=k)`"
     ]
+
+
+def test_unit_axes_of_a_compute_and_tvm_keywords_go() -> None:
+    source = (
+        "def f(a):\n    t = tvm.compute((1, 4), lambda i, j: a[j] + i, name='t')\n"
+        "    return tvm.compute((4,), lambda j: t[0, j], name='o')\n"
+    )
+    [axis] = [e.after.source for e in DropStageAxes().edits(telang(source, (4,)))]
+    assert "tvm.compute((4,), lambda j: a[j] + 0, name='t')" in axis and "t[j]" in axis
+    assert outputs_of(telang(axis, (4,))) == (TensorSpec((4,), "float32"),)
+    keywords = [e.after.source for e in DropKeywords().edits(telang(source, (4,)))]
+    assert len(keywords) == 2 and all(s.count("name=") == 1 for s in keywords)
+
+
+def test_every_stage_is_checked_also_when_none_is_named() -> None:
+    """Stages made without name= are all called "compute"; the one reading past another is still found."""
+    source = (
+        "def f(x):\n    e = tvm.compute((1, 1), lambda i, j: x[i, j])\n    r = tvm.reduce_axis((0, 2))\n"
+        "    return tvm.compute((2,), lambda i: tvm.sum(e[i, r], axis=r))\n"
+    )
+    assert "outside its shape [1, 1]" in TELANG.ill_formed(telang(source, (2, 2)))
+
+
+def test_shape_unpacking_and_a_returned_stage_are_inlined() -> None:
+    source = (
+        "def f(x):\n    n, c = x.shape\n    r = tvm.reduce_axis((0, c))\n"
+        "    t = tvm.compute((n,), lambda i: tvm.sum(x[i, r], axis=r))\n    return t\n"
+    )
+    found = [e.after.source for e in InlineScalars().edits(telang(source, (3, 5)))]
+    assert any("return tvm.compute((n,)" in s for s in found)  # the stage read once, by the return
+    assert not any("tvm.sum(x[i, tvm.reduce_axis" in s for s in found)  # r is read twice: one axis stays one
+    assert any("tvm.reduce_axis((0, 5))" in s and "tvm.compute((3,)" in s and "x.shape" not in s for s in found)
+    for s in found:
+        outputs_of(telang(s, (3, 5)))

@@ -25,7 +25,14 @@ from reducer.search.passes.graph import (
 )
 from reducer.search.passes.loops import MergeLoops, MoveExtent
 from reducer.search.passes.statements import DeleteStatements
-from reducer.search.passes.telang import DropReduceAxis, DropStage, ShrinkDimsWithConstants, TeLangToOperand
+from reducer.search.passes.telang import (
+    DropKeywords,
+    DropReduceAxis,
+    DropStage,
+    DropStageAxes,
+    ShrinkDimsWithConstants,
+    TeLangToOperand,
+)
 from reducer.search.passes.tensors import (
     DropUnitAxes,
     RemoveUnusedInputs,
@@ -80,8 +87,10 @@ TELANG_SCHEDULE: list[Pass] = [
     InlineScalars(),
     RemoveUnusedInputs(),
     DropUnitAxes(),
+    DropStageAxes(),
     TeLangToOperand(),
     ExpressionToConstant(),
+    DropKeywords(),
     SimplifyAttrValues(),
     SimplifyDtypes(),
 ]

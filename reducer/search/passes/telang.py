@@ -16,7 +16,7 @@ from reducer.kernels.telang import evaluate
 from reducer.search.passes.ast_edit import Replacement, Substitute, input_shapes, node_edits, parse, render
 from reducer.search.passes.base import Edit, TransformPass, code
 from reducer.search.passes.expressions import ExpressionToOperand, operands
-from reducer.search.passes.tensors import describe_dims, smaller_values
+from reducer.search.passes.tensors import DropIndex, describe_dims, smaller_values
 
 REDUCERS = {"sum", "max", "min"}  # tvm.<reducer>(expr, axis=...) is a reduction; tvm.max(a, b) is not
 NOT_ELEMENTWISE = {"compute", "reduce_axis", "placeholder", "extern", "const", "var", "thread_axis", "comm_reducer"}
@@ -242,6 +242,78 @@ class DropStage(TransformPass):
                         f"stage {name} -> {other}",
                         render(case, Substitute({name: ast.Name(other, ast.Load())}).visit(edited)),
                     )
+
+
+def _computes(func: ast.FunctionDef) -> list[ast.Call]:
+    """Every `tvm.compute(shape, lambda ...: ...)` call with a literal shape tuple, in walk order."""
+    return [
+        n
+        for n in ast.walk(func)
+        if _tvm_call(n) == "compute"
+        and isinstance(n, ast.Call)
+        and len(n.args) > 1
+        and isinstance(n.args[0], (ast.Tuple, ast.List))
+        and isinstance(n.args[1], ast.Lambda)
+        and n.args[1].args.vararg is None
+        and len(n.args[1].args.args) == len(n.args[0].elts)
+    ]
+
+
+def _stage_name(func: ast.FunctionDef, call: ast.Call) -> str | None:
+    for node in ast.walk(func):
+        if isinstance(node, ast.Assign) and node.value is call and isinstance(node.targets[0], ast.Name):
+            return node.targets[0].id
+    return None
+
+
+class DropStageAxes(TransformPass):
+    """An axis of extent 1 of a `tvm.compute` goes: from its shape, its lambda (the parameter becomes 0) and the
+    reads of its stage. Down to one axis: a compute has at least one."""
+
+    name = "stage-axes"
+
+    def edits(self, case: Case) -> Iterator[Edit]:
+        for index, call in enumerate(_computes(parse(case))):
+            shape = call.args[0].elts  # type: ignore[attr-defined]
+            for axis, extent in enumerate(shape):
+                if len(shape) > 1 and isinstance(extent, ast.Constant) and extent.value == 1:
+                    yield Edit(f"line {call.lineno}: drop axis {axis} of a compute", self._dropped(case, index, axis))
+
+    @staticmethod
+    def _dropped(case: Case, index: int, axis: int) -> Case:
+        func = parse(case)
+        call = _computes(func)[index]
+        shape, fn = call.args[0], call.args[1]
+        assert isinstance(shape, (ast.Tuple, ast.List)) and isinstance(fn, ast.Lambda)
+        rank = len(shape.elts)
+        param = fn.args.args.pop(axis).arg
+        del shape.elts[axis]
+        fn.body = Substitute({param: ast.Constant(0)}).visit(fn.body)
+        name = _stage_name(func, call)
+        if name is not None:
+            func = DropIndex(name, axis, rank).visit(func)
+        return render(case, func)
+
+
+class DropKeywords(TransformPass):
+    """A keyword argument of a `tvm.*` call goes (`name=`, `dtype=`, `tag=`), but a reduction's `axis`."""
+
+    name = "keywords"
+
+    def edits(self, case: Case) -> Iterator[Edit]:
+        def options(node: ast.AST) -> list[Replacement]:
+            if _tvm_call(node) is None:
+                return []
+            assert isinstance(node, ast.Call)
+            dropped = []
+            for k, keyword in enumerate(node.keywords):
+                if keyword.arg != "axis":
+                    edited = copy.deepcopy(node)
+                    del edited.keywords[k]
+                    dropped.append(edited)
+            return dropped
+
+        return node_edits(case, options)
 
 
 class _Literals(ast.NodeTransformer):

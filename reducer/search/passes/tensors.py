@@ -109,7 +109,7 @@ def _is_shape_of(node: ast.AST, name: str) -> bool:
     )
 
 
-class _DropIndex(ast.NodeTransformer):
+class DropIndex(ast.NodeTransformer):
     """Remove axis `axis` from every access of tensor `name`: indices, `.shape[k]` reads, and unpacking
     (`n, c, h = x.shape` loses the name bound to the axis; that name's reads become its value, 1)."""
 
@@ -177,7 +177,7 @@ class DropUnitAxes(TransformPass):
             for axis in range(rank):
                 if spec.shape[axis] == 1:
                     edited = parse(case)
-                    _DropIndex(arg.arg, axis, rank).visit(edited)
+                    DropIndex(arg.arg, axis, rank).visit(edited)
                     shape = spec.shape[:axis] + spec.shape[axis + 1 :]
                     inputs = list(case.inputs)
                     inputs[i] = TensorSpec(shape, spec.dtype)
@@ -189,7 +189,7 @@ class DropUnitAxes(TransformPass):
                 dim = dims.elts[axis]
                 if isinstance(dim, ast.Constant) and dim.value == 1:
                     edited = parse(case)
-                    _DropIndex(name, axis, rank).visit(edited)
+                    DropIndex(name, axis, rank).visit(edited)
                     target = list(allocated_shapes(edited))[index][1]
                     del target.elts[axis]
                     yield Edit(f"drop unit axis {axis} of {name}", render(case, edited))

@@ -1,6 +1,7 @@
 """Inline scalar temporaries: `t = e` assigned once, its reads replaced by `e` and the assignment
-deleted (kept only where that makes the kernel smaller). Tensors are not scalars: a Hybrid DSL buffer, and a
-TeLang stage or reduce axis, which would become one stage (or axis) per read."""
+deleted (kept only where that makes the kernel smaller); `n, c = x.shape` of an input, its names replaced by
+the input's dims. Tensors are not scalars: a Hybrid DSL buffer never, a TeLang reduce axis only where it is
+read once (each read would make an axis), and a TeLang stage only into the `return` that is its one read."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from collections import Counter
 from collections.abc import Iterator
 
 from reducer.core.case import Case
-from reducer.search.passes.ast_edit import parse, render
+from reducer.search.passes.ast_edit import Substitute, input_shapes, parse, render
 from reducer.search.passes.base import Edit, TransformPass, code
 
 BUFFER_CALLS = {"allocate", "output_tensor"}
@@ -33,18 +34,58 @@ class _Inline(ast.NodeTransformer):
         return node
 
 
+def _returned_names(func: ast.FunctionDef) -> set[str]:
+    values = [n.value for n in ast.walk(func) if isinstance(n, ast.Return) and n.value is not None]
+    return {
+        e.id
+        for v in values
+        for e in (v.elts if isinstance(v, (ast.Tuple, ast.List)) else [v])
+        if isinstance(e, ast.Name)
+    }
+
+
+def _inlinable(value: ast.expr, name: str, loads: Counter[str], returned: set[str]) -> bool:
+    called = value.func if isinstance(value, ast.Call) else None
+    if getattr(called, "id", "") in BUFFER_CALLS:
+        return False
+    made = getattr(called, "attr", "") if isinstance(called, ast.Attribute) else ""
+    if made == "reduce_axis":
+        return loads[name] == 1
+    if made in TVM_OBJECT_CALLS:
+        return loads[name] == 1 and name in returned
+    return True
+
+
 def _scalars(func: ast.FunctionDef) -> dict[str, ast.expr]:
-    stores = Counter(n.id for n in ast.walk(func) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store))
+    names = [n for n in ast.walk(func) if isinstance(n, ast.Name)]
+    stores = Counter(n.id for n in names if isinstance(n.ctx, ast.Store))
+    loads = Counter(n.id for n in names if isinstance(n.ctx, ast.Load))
+    returned = _returned_names(func)
     found = {}
     for node in ast.walk(func):
         if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
-            value = node.value
-            is_buffer = isinstance(value, ast.Call) and (
-                getattr(value.func, "id", "") in BUFFER_CALLS or getattr(value.func, "attr", "") in TVM_OBJECT_CALLS
-            )
             name = node.targets[0].id
-            if not is_buffer and stores[name] == 1:
-                found[name] = value
+            if stores[name] == 1 and _inlinable(node.value, name, loads, returned):
+                found[name] = node.value
+    return found
+
+
+def _shape_unpacks(func: ast.FunctionDef, case: Case) -> list[tuple[int, dict[str, ast.expr]]]:
+    """(statement index, name -> the dim as a literal) of each `a, b = x.shape` of an input in the body."""
+    shapes = input_shapes(func, case)
+    found = []
+    for index, node in enumerate(func.body):
+        if (
+            isinstance(node, ast.Assign)
+            and isinstance(node.targets[0], ast.Tuple)
+            and isinstance(node.value, ast.Attribute)
+            and node.value.attr == "shape"
+            and isinstance(node.value.value, ast.Name)
+            and len(shapes.get(node.value.value.id, ())) == len(node.targets[0].elts)
+            and all(isinstance(e, ast.Name) for e in node.targets[0].elts)
+        ):
+            dims = shapes[node.value.value.id]
+            found.append((index, {e.id: ast.Constant(d) for e, d in zip(node.targets[0].elts, dims, strict=True)}))  # type: ignore[attr-defined]
     return found
 
 
@@ -57,3 +98,9 @@ class InlineScalars(TransformPass):
             value = _scalars(func)[name]
             _Inline(name, value).visit(func)
             yield Edit(f"inline {name} = {code(ast.unparse(value))}", render(case, func))
+        for position, (_, values) in enumerate(_shape_unpacks(parse(case), case)):
+            func = parse(case)
+            index, _ = _shape_unpacks(func, case)[position]
+            statement = func.body.pop(index)
+            func = Substitute(values).visit(func)
+            yield Edit(f"inline {code(ast.unparse(statement))}", render(case, func))
