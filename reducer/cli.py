@@ -218,13 +218,14 @@ def check(
 
 
 NO_REDUCE_HELP = "write and check the crash.yaml of each failing kernel, do not reduce"
+CAPTURE_TIMEOUT_HELP = "seconds the command may run (a run stalled on a compile that died ends sooner)"
 
 
 @app.command("capture", context_settings={"allow_interspersed_args": False})
 def capture_command(
     command: Annotated[list[str], typer.Argument(help="the failing command, after --: python train.py ...")],
     output: Annotated[Path, typer.Option("-o", "--output", help="where run.log, cases and bundles go")] = Path("out"),
-    timeout: Annotated[float, typer.Option("--timeout", min=1, help="seconds the command may run")] = 3600,
+    timeout: Annotated[float, typer.Option("--timeout", min=1, help=CAPTURE_TIMEOUT_HELP)] = 3600,
     memory: Annotated[int, typer.Option("--memory", min=64, help="MB the command's process tree may use")] = 16384,
     no_reduce: Annotated[bool, typer.Option("--no-reduce", help=NO_REDUCE_HELP)] = False,
     jobs: Annotated[int, typer.Option("-j", "--jobs", min=1, help="compiles at once")] = os.cpu_count() or 1,
