@@ -37,12 +37,10 @@ def akg_func_type(source: str) -> str:
 
 @dataclass(frozen=True)
 class Evaluation:
-    """A TeLang function evaluated on placeholders: its outputs, its named local tensors (the stages), and the
-    first read outside a tensor's shape that no condition guards ('' when there is none)."""
+    """A TeLang function evaluated on placeholders: its outputs and its named local tensors (the stages)."""
 
     outputs: tuple[TensorSpec, ...]
     stages: dict[str, TensorSpec]
-    out_of_bounds: str
 
 
 class ProbeUnavailable(InvalidKernel):
@@ -144,7 +142,6 @@ def _evaluate(python: str, source: str, function: str, func_type: str, inputs: t
     return Evaluation(
         tuple(_spec(o) for o in answer["outputs"]),  # type: ignore[attr-defined]
         {k: _spec(v) for k, v in stages.items()},
-        str(answer["out_of_bounds"]),
     )
 
 

@@ -7,8 +7,7 @@ and checks what AKG's lowering would refuse anyway, without compiling anything.
 Protocol, one JSON object per line. Probe -> reducer: {"ready": seconds} after the import, or
 {"unavailable": why} before ending. Reducer -> probe: {"source", "function", "func_type", "inputs":
 [[shape, dtype], ...]}; the answer: {"outputs": [[shape, dtype], ...], "stages": {name: [shape, dtype]} (the
-function's local tensors when it returned), "out_of_bounds": the first read outside a tensor's shape, or ''}
-or {"invalid": why}. End of input ends the probe."""
+function's local tensors when it returned)} or {"invalid": why}. End of input ends the probe."""
 
 import importlib.util
 import json
@@ -96,8 +95,8 @@ def _check_compute(tvm, op):
 
 
 def _guarded(tvm, expr):
-    """The reads under a condition (a branch of if_then_else or select), which may index out of the tensor:
-    padding reads so."""
+    """The reads under a condition (a branch of if_then_else or select, the source of a reduction with a
+    `where`), which may index out of the tensor: padding reads so."""
     branches = []
 
     def visit(node):
@@ -105,6 +104,10 @@ def _guarded(tvm, expr):
             branches.extend(node.args[1:])
         elif isinstance(node, tvm.expr.Select):
             branches.extend([node.true_value, node.false_value])
+        elif isinstance(node, tvm.expr.Reduce) and not (
+            isinstance(node.condition, tvm.expr.UIntImm) and node.condition.value == 1
+        ):
+            branches.extend(node.source)
 
     tvm.ir_pass.PostOrderVisit(expr, visit)
     reads = []
@@ -121,9 +124,10 @@ def _tensor_reads(tvm, expr):
     return reads
 
 
-def _out_of_bounds(tvm, op):
-    """The first read of a stage outside its tensor's shape (not under a condition), as text; '' when none.
-    Index ranges come from tvm's bound analysis over the stage's axes and reduce axes."""
+def _check_bounds(tvm, op):
+    """Invalid at the first read of a stage outside its tensor's shape (not under a condition): what AKG
+    would read there is no element of the tensor. Index ranges come from tvm's bound analysis over the stage's
+    axes and reduce axes."""
     analyzer = tvm.arith.Analyzer()
     for axis in list(op.axis) + list(op.reduce_axis):
         analyzer.bind(axis.var, axis.dom)
@@ -141,16 +145,14 @@ def _out_of_bounds(tvm, op):
                     and abs(bound.max_value) < 2**62
                     and (bound.min_value < 0 or bound.max_value >= extent)
                 ):
-                    return (
+                    raise Invalid(
                         f"stage {op.name} reads {read.name} at {index} in [{bound.min_value}, {bound.max_value}], "
                         f"outside its shape {shape}"
                     )
-    return ""
 
 
 def _walk(tvm, outputs, placeholders):
-    """Check every stage the outputs depend on; the first read outside a tensor's shape, '' if none."""
-    out_of_bounds = ""
+    """Check every stage the outputs depend on."""
     seen = []  # by identity: stages made without name= are all called "compute"
     todo = [t.op for t in outputs]
     while todo:
@@ -168,9 +170,8 @@ def _walk(tvm, outputs, placeholders):
             _dtype(tensor, f"stage {op.name}")
         if isinstance(op, tvm.tensor.ComputeOp):
             _check_compute(tvm, op)
-            out_of_bounds = out_of_bounds or _out_of_bounds(tvm, op)
+            _check_bounds(tvm, op)
         todo.extend(t.op for t in op.input_tensors)
-    return out_of_bounds
 
 
 def evaluate(tvm, request):
@@ -202,7 +203,7 @@ def evaluate(tvm, request):
         raise Invalid("the function must return its output tensors")
     if any(any(r.op.same_as(p.op) for p in placeholders) for r in results):
         raise Invalid("an output is an input (AKG builds nothing for it)")
-    out_of_bounds = _walk(tvm, results, placeholders)
+    _walk(tvm, results, placeholders)
     described = {}
     for name, tensor in stages.items():
         try:
@@ -212,7 +213,6 @@ def evaluate(tvm, request):
     return {
         "outputs": [[_shape(r, "an output"), _dtype(r, "an output")] for r in results],
         "stages": described,
-        "out_of_bounds": out_of_bounds,
     }
 
 

@@ -18,7 +18,6 @@ from reducer.inputs.crash_yaml import case_to_yaml, load_case
 from reducer.inputs.load import load_input
 from reducer.kernels.kinds import IR_BUILDER_KIND, TELANG, kind_of, outputs_of
 from reducer.kernels.telang import akg_func_type
-from reducer.kernels.well_formed import IllFormed
 from reducer.search.passes.telang import (
     DropKeywords,
     DropReduceAxis,
@@ -115,6 +114,12 @@ def test_invalid_telang_is_refused_without_a_compile(source: str, shapes: list, 
             "not a valid TeLang kernel: NameError: name 'b' is not defined",
         ),
         (CONV1D, "[{shape: [2, 2], dtype: float32}, {shape: [3], dtype: float32}]", "non-positive shape [2, 0]"),
+        (CONV1D, "[{shape: [2, 32], dtype: float32}, {shape: [3, 2], dtype: float32}]", "Need to provide 2 index"),
+        (
+            "def f(a, b):\n    return tvm.compute(a.shape, lambda i: a[i] + b[i])\n",
+            "[{shape: [8], dtype: float32}, {shape: [4], dtype: float32}]",
+            "reads input_1 at i in [0, 7], outside its shape [4]",
+        ),
     ],
 )
 def test_a_telang_function_that_does_not_build_is_one_clear_line(
@@ -218,16 +223,19 @@ PADDED = """def pad_sum(a):
 """
 
 
-def test_a_read_outside_a_tensor_is_ill_formed_unless_a_condition_guards_it() -> None:
-    """Padding reads out of range under its condition and is well-formed; a read past an input is not, and
-    the original that does it is taken as it is (its candidates need not be well-formed either)."""
+def test_a_read_outside_a_tensor_is_refused_unless_a_condition_guards_it() -> None:
+    """Padding reads out of range under its condition (as does a reduction's `where`), which is fine; a read
+    past an input is no kernel AKG can be asked to compile."""
     padded = telang(PADDED, (8,))
-    assert TELANG.ill_formed(padded) == "" and outputs_of(padded) == (TensorSpec((8,), "float32"),)
+    assert outputs_of(padded) == (TensorSpec((8,), "float32"),)
+    where = (
+        "def f(a):\n    k = tvm.reduce_axis((0, 8))\n"
+        "    return tvm.compute((1,), lambda i: tvm.sum(a[k], axis=k, where=k < 4))\n"
+    )
+    assert outputs_of(telang(where, (4,))) == (TensorSpec((1,), "float32"),)
     past = telang("def f(a, b):\n    return tvm.compute(a.shape, lambda i: a[i] + b[i])\n", (8,), (4,))
-    assert "reads input_1 at i in [0, 7], outside its shape [4]" in TELANG.ill_formed(past)
-    with pytest.raises(IllFormed, match="outside its shape"):
+    with pytest.raises(InvalidKernel, match=r"reads input_1 at i in \[0, 7\], outside its shape \[4\]"):
         outputs_of(past)
-    assert outputs_of(past.with_(allow_ill_formed=True)) == (TensorSpec((8,), "float32"),)
 
 
 def test_an_elementwise_max_is_simplified_and_a_max_reduction_is_not() -> None:
@@ -262,7 +270,8 @@ def test_every_stage_is_checked_also_when_none_is_named() -> None:
         "def f(x):\n    e = tvm.compute((1, 1), lambda i, j: x[i, j])\n    r = tvm.reduce_axis((0, 2))\n"
         "    return tvm.compute((2,), lambda i: tvm.sum(e[i, r], axis=r))\n"
     )
-    assert "outside its shape [1, 1]" in TELANG.ill_formed(telang(source, (2, 2)))
+    with pytest.raises(InvalidKernel, match=r"outside its shape \[1, 1\]"):
+        outputs_of(telang(source, (2, 2)))
 
 
 def test_shape_unpacking_and_a_returned_stage_are_inlined() -> None:
