@@ -65,7 +65,8 @@ def compile_env(env: dict[str, str]) -> dict[str, str]:
     }
 
 
-def _shown(path: Path, cwd: Path | None) -> str:
+def shown_path(path: Path, cwd: Path | None) -> str:
+    """`path` as a person in `cwd` names it: relative when it is below, else whole."""
     if cwd is not None and path.is_relative_to(cwd):
         return str(path.relative_to(cwd))
     return str(path)
@@ -79,14 +80,14 @@ def gather(findings: LogFindings, written: list[WrittenKernel], log_name: str, c
     for k in findings.kernels:
         disk = on_disk.pop(json_digest(k.info), None)
         if disk is not None:
-            text, where = disk.path.read_text(encoding="utf-8"), f"{_shown(disk.path, cwd)}, written by the run"
+            text, where = disk.path.read_text(encoding="utf-8"), f"{shown_path(disk.path, cwd)}, written by the run"
         else:
             text, where = json.dumps(k.info), f"the kernel JSON at line {k.line} of {log_name}"
         found.append(FoundKernel(folder_name(k.name), k.info, text, compile_attrs(k.attrs), where, in_log=True))
     for w in on_disk.values():
         if not w.compiled:
             name = folder_name(str(w.info.get("op") or w.path.stem))
-            where = f"{_shown(w.path, cwd)}, written by the run and never built"
+            where = f"{shown_path(w.path, cwd)}, written by the run and never built"
             found.append(
                 FoundKernel(name, w.info, w.path.read_text(encoding="utf-8"), findings.attrs(), where, in_log=False)
             )

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from reducer.capture.found import FoundKernel, compile_env, gather
+from reducer.capture.found import FoundKernel, compile_env, gather, shown_path
 from reducer.capture.pipeline import CaptureOptions, RunFacts, process
 from reducer.compile.sandbox import Outcome
 from reducer.compile.user_run import run_command
@@ -64,7 +64,7 @@ def capture(
 
     def unfinished() -> str:
         unbuilt = [k.path for k in written_kernels(meta_dirs(cwd, env, []), started) if not k.compiled]
-        return str(unbuilt[0].relative_to(cwd) if unbuilt[0].is_relative_to(cwd) else unbuilt[0]) if unbuilt else ""
+        return shown_path(unbuilt[0], cwd) if unbuilt else ""
 
     outcome = run_command(command, cwd, env, limits.timeout, limits.memory_mb, log_path, unfinished=unfinished)
     ended, status = _how_it_ended(outcome, limits)

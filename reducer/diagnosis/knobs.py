@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from reducer.core.case import Case
 from reducer.kernels.kinds import Dim, kind_of
-from reducer.search.passes.ast_edit import parse, preorder, render
+from reducer.search.passes.ast_edit import parse, preorder, render, tvm_call
 
 _SHAPED_CALLS = ("range", "output_tensor", "allocate")  # Hybrid DSL: range's every argument, the others' first
 _SHAPED_TVM_CALLS = ("compute", "reduce_axis")  # TeLang: the first argument
@@ -51,12 +51,7 @@ def _shape_arguments(node: ast.AST) -> list[ast.expr]:
         return []
     if isinstance(node.func, ast.Name) and node.func.id in _SHAPED_CALLS:
         return node.args if node.func.id == "range" else node.args[:1]
-    if (
-        isinstance(node.func, ast.Attribute)
-        and isinstance(node.func.value, ast.Name)
-        and node.func.value.id == "tvm"
-        and node.func.attr in _SHAPED_TVM_CALLS
-    ):
+    if tvm_call(node) in _SHAPED_TVM_CALLS:
         return node.args[:1]
     return []
 

@@ -37,6 +37,18 @@ class Substitute(ast.NodeTransformer):
         return node
 
 
+def tvm_call(node: ast.AST) -> str | None:
+    """`f` of a TeLang call `tvm.f(...)`, else None."""
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and isinstance(node.func.value, ast.Name)
+        and node.func.value.id == "tvm"
+    ):
+        return node.func.attr
+    return None
+
+
 def input_shapes(func: ast.FunctionDef, case: Case) -> dict[str, tuple[int, ...]]:
     """Each parameter's input shape, by parameter name."""
     return {a.arg: t.shape for a, t in zip(func.args.args, case.inputs, strict=True)}

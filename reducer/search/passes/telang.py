@@ -13,25 +13,21 @@ from reducer.core.case import Case
 from reducer.core.errors import InvalidKernel
 from reducer.kernels.kinds import kind_of, linked_groups
 from reducer.kernels.telang import evaluate
-from reducer.search.passes.ast_edit import Replacement, Substitute, input_shapes, node_edits, parse, render
+from reducer.search.passes.ast_edit import (
+    Replacement,
+    Substitute,
+    input_shapes,
+    node_edits,
+    parse,
+    render,
+    tvm_call,
+)
 from reducer.search.passes.base import Edit, TransformPass, code
 from reducer.search.passes.expressions import ExpressionToOperand, operands
 from reducer.search.passes.tensors import DropIndex, describe_dims, smaller_values
 
 REDUCERS = {"sum", "max", "min"}  # tvm.<reducer>(expr, axis=...) is a reduction; tvm.max(a, b) is not
 NOT_ELEMENTWISE = {"compute", "reduce_axis", "placeholder", "extern", "const", "var", "thread_axis", "comm_reducer"}
-
-
-def _tvm_call(node: ast.AST) -> str | None:
-    """`f` of a call `tvm.f(...)`, else None."""
-    if (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Attribute)
-        and isinstance(node.func.value, ast.Name)
-        and node.func.value.id == "tvm"
-    ):
-        return node.func.attr
-    return None
 
 
 def _axis_argument(call: ast.Call) -> ast.expr | None:
@@ -49,21 +45,21 @@ def reduce_axes(func: ast.FunctionDef) -> set[str]:
         for node in ast.walk(func)
         if isinstance(node, ast.Assign)
         and isinstance(node.targets[0], ast.Name)
-        and _tvm_call(node.value) == "reduce_axis"
+        and tvm_call(node.value) == "reduce_axis"
     }
 
 
 def _reduction(node: ast.AST, axes: set[str]) -> ast.Call | None:
     """`node` when it is a reduction: a reducer called with reduce axes, which `tvm.max(a, b)` is not (as
     TVM tells them: by whether the second argument is an IterVar or a list)."""
-    if _tvm_call(node) not in REDUCERS:
+    if tvm_call(node) not in REDUCERS:
         return None
     assert isinstance(node, ast.Call)
     axis = _axis_argument(node)
     is_axis = (
         isinstance(axis, (ast.List, ast.Tuple))
         or (isinstance(axis, ast.Name) and axis.id in axes)
-        or (axis is not None and _tvm_call(axis) == "reduce_axis")
+        or (axis is not None and tvm_call(axis) == "reduce_axis")
         or any(k.arg == "axis" for k in node.keywords)
     )
     return node if is_axis else None
@@ -74,7 +70,7 @@ def _telang_operands(axes: set[str]) -> Callable[[ast.AST], list[Replacement]]:
     `tvm.if_then_else`, the argument of `tvm.exp`, either side of `tvm.max(a, b)`), the value a cast converts."""
 
     def options(node: ast.AST) -> list[Replacement]:
-        name = _tvm_call(node)
+        name = tvm_call(node)
         if name is not None:
             assert isinstance(node, ast.Call)
             if name in NOT_ELEMENTWISE or _reduction(node, axes) is not None:
@@ -150,7 +146,7 @@ def _stages(func: ast.FunctionDef) -> list[tuple[int, str, ast.Call]]:
             isinstance(stmt, ast.Assign)
             and len(stmt.targets) == 1
             and isinstance(stmt.targets[0], ast.Name)
-            and _tvm_call(stmt.value) == "compute"
+            and tvm_call(stmt.value) == "compute"
         ):
             found.append((i, stmt.targets[0].id, stmt.value))
     return found  # type: ignore[return-value]
@@ -223,16 +219,18 @@ class DropStage(TransformPass):
         except InvalidKernel:
             return
         func = parse(case)
-        yield from _output_edits(case, [name for _, name, _ in _stages(func)])
+        stages = _stages(func)
+        axes = reduce_axes(func)
+        yield from _output_edits(case, [name for _, name, _ in stages])
         params = input_shapes(func, case)
-        for position, (index, name, call) in enumerate(_stages(func)):
-            if (inline := _inlinable(call, reduce_axes(func))) is not None:
+        for position, (index, name, call) in enumerate(stages):
+            if (inline := _inlinable(call, axes)) is not None:
                 edited = parse(case)
                 del edited.body[index]
                 inlined = render(case, _InlineStage(name, *inline).visit(edited))
                 yield Edit(f"inline stage {name} into its readers", inlined)
             shape = shapes.get(name)
-            earlier = {n for _, n, _ in _stages(func)[:position]}
+            earlier = {n for _, n, _ in stages[:position]}
             for other in [*params, *sorted(earlier)]:
                 same = params.get(other) if other in params else getattr(shapes.get(other), "shape", None)
                 if shape is not None and same == shape.shape:
@@ -249,7 +247,7 @@ def _computes(func: ast.FunctionDef) -> list[ast.Call]:
     return [
         n
         for n in ast.walk(func)
-        if _tvm_call(n) == "compute"
+        if tvm_call(n) == "compute"
         and isinstance(n, ast.Call)
         and len(n.args) > 1
         and isinstance(n.args[0], (ast.Tuple, ast.List))
@@ -302,7 +300,7 @@ class DropKeywords(TransformPass):
 
     def edits(self, case: Case) -> Iterator[Edit]:
         def options(node: ast.AST) -> list[Replacement]:
-            if _tvm_call(node) is None:
+            if tvm_call(node) is None:
                 return []
             assert isinstance(node, ast.Call)
             dropped = []

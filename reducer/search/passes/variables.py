@@ -11,7 +11,7 @@ from collections import Counter
 from collections.abc import Iterator
 
 from reducer.core.case import Case
-from reducer.search.passes.ast_edit import Substitute, input_shapes, parse, render
+from reducer.search.passes.ast_edit import Substitute, input_shapes, parse, render, tvm_call
 from reducer.search.passes.base import Edit, TransformPass, code
 
 BUFFER_CALLS = {"allocate", "output_tensor"}
@@ -48,7 +48,7 @@ def _inlinable(value: ast.expr, name: str, loads: Counter[str], returned: set[st
     called = value.func if isinstance(value, ast.Call) else None
     if getattr(called, "id", "") in BUFFER_CALLS:
         return False
-    made = getattr(called, "attr", "") if isinstance(called, ast.Attribute) else ""
+    made = tvm_call(value)
     if made == "reduce_axis":
         return loads[name] == 1
     if made in TVM_OBJECT_CALLS:
