@@ -1,8 +1,8 @@
 """The last layer of a PointNet classifier in plain MindSpore ops: the global feature [1, 128], centred
 and scaled, times the [128, 10] class weights. With graph-kernel fusion and MatMul clustered, AKG aborts
 while compiling the MatMul (`isl_val.c: position or range out of bounds`, SIGABRT) and MindSpore then
-waits for its dead compile server: the script hangs and prints no compile error. `reduce capture` kills
-it at --timeout and finds the kernel MindSpore wrote but never built:
+waits for its dead compile server: the script hangs and prints no compile error. `reduce capture` ends
+it once it has stalled (or at --timeout) and finds the kernel MindSpore wrote but never built:
 
     reduce capture --timeout 60 -- python examples/pointnet_classifier_hang.py
 """
