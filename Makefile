@@ -9,7 +9,7 @@ JOBS ?= 2
 # carry the same xdist_group mark and run on one worker (--dist loadgroup).
 TEST_JOBS ?= 2
 
-.PHONY: install gdb demo test test-again lint bench clean
+.PHONY: install gdb ascend demo test test-again lint bench clean
 
 $(BIN)/reduce: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -25,18 +25,24 @@ gdb:
 	@command -v gdb >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get update -qq && apt-get install -y -qq gdb >/dev/null; } \
 		|| echo "akg-reduce: please install gdb (apt-get install gdb): a crash by a signal is known by where it died"
 
+# target aicore compiles with AKG's Ascend build, which only MindSpore 2.7's wheels ship: `reduce` installs
+# MindSpore 2.7.2 into its toolchain cache on first use (~/.cache/akg-reduce/toolchains); the tests' real
+# Ascend tier needs it, so `make test` has it installed first.
+ascend: install
+	$(BIN)/reduce toolchain aicore
+
 demo: install
 	$(BIN)/reduce corpus/$(CASE)/crash.yaml -o $(OUT) -j $(JOBS)
 	@echo "bundle: $(OUT)/$(CASE)/ (ISSUE.md, repro.py, kernel.info, ...) and $(OUT)/$(CASE).tar.gz"
 
-test: install
+test: install ascend
 	$(BIN)/ruff check reducer tests bench
 	$(BIN)/pytest -q -p no:cacheprovider -n $(TEST_JOBS) --dist loadgroup --durations=15
 
 # .ci/run's second pass: the tests that read what a first run leaves (the venv, compiled Python files,
 # hypothesis' example database, pytest's temp roots, a process that outlived its test) run again on top of it.
 # The real-AKG tier reads none of these but the temp roots and processes, which every test's checks cover.
-test-again: install
+test-again: install ascend
 	$(BIN)/pytest -q -p no:cacheprovider -n $(TEST_JOBS) --dist loadgroup -m "not akg"
 
 lint: install

@@ -22,6 +22,8 @@ from reducer.bundle.write import bundle_triage
 from reducer.capture.pipeline import CaptureOptions
 from reducer.capture.sources import Limits, NothingFailed, capture, from_log
 from reducer.compile.akg import akg_build as build_for
+from reducer.compile.akg import find_toolchain, target_interpreter
+from reducer.compile.builds import TARGET_BUILDS, choose_build
 from reducer.compile.cache import default_cache_path
 from reducer.core.case import Case
 from reducer.core.errors import InputError, NotFailingError
@@ -217,6 +219,28 @@ def check(
     out.print(sig.one_line())
 
 
+@app.command("toolchain")
+def toolchain_command(
+    target: Annotated[str, typer.Argument(help="the target whose toolchain to install or find: aicore")] = "aicore",
+) -> None:
+    """Install once (or find) what compiles TARGET when this MindSpore has no AKG build for it, and print it:
+    for aicore, MindSpore 2.7.2, whose wheel ships AKG's Ascend build, in the tool's cache."""
+    if target not in TARGET_BUILDS:
+        raise _fail(EXIT_BAD_INPUT, f"argument 'TARGET': expected one of {', '.join(TARGET_BUILDS)}, got {target!r}")
+    try:
+        toolchain = find_toolchain(target_interpreter(target), None)
+        build = (
+            None
+            if toolchain.mindspore_dir is None
+            else choose_build(toolchain.mindspore_dir, toolchain.mindspore_version, target, None)
+        )
+    except InputError as exc:
+        raise _fail(EXIT_BAD_INPUT, str(exc)) from None
+    out.print(f"{target}: MindSpore {toolchain.mindspore_version} at {toolchain.python}")
+    if build is not None:
+        out.print(f"AKG build {build.name}: {build.plugin_dir}/libakg.so, sha256 {build.sha256}")
+
+
 NO_REDUCE_HELP = "write and check the crash.yaml of each failing kernel, do not reduce"
 CAPTURE_TIMEOUT_HELP = "seconds the command may run (a run stalled on a compile that died ends sooner)"
 
@@ -310,6 +334,6 @@ def corpus(
 
 def main() -> None:
     args = sys.argv[1:]
-    if args and args[0] not in {"run", "check", "capture", "from-log", "corpus", "--help", "-h"}:
+    if args and args[0] not in {"run", "check", "capture", "from-log", "corpus", "toolchain", "--help", "-h"}:
         args = ["run", *args]
     app(args, prog_name="reduce")

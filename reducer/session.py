@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from reducer.bundle.write import BundleInput, Origin, refuse_foreign, write_bundle
-from reducer.compile.akg import akg_build, compile_case, find_toolchain, freeze_attrs
-from reducer.compile.builds import cuda_facts
+from reducer.compile.akg import akg_build, compile_case, freeze_attrs, toolchain_of
+from reducer.compile.builds import codegen_facts
 from reducer.compile.cache import CompileCache
 from reducer.compile.sandbox import Outcome, allow_compiles, cancel_all, sweep_orphans, temp_dir
 from reducer.compile.signature import CODEGEN, Signature, matches, signature_of, why_unplaced
@@ -114,12 +114,10 @@ def original_signature(
         results = probe.run_many(case, runs)
     signatures = [sig for sig, _ in results]
     if signatures and all(s.kind == CODEGEN for s in signatures):
-        facts = cuda_facts()
-        has = f"GPU {'yes' if facts['gpu'] else 'no'}, nvcc {facts['nvcc'] or 'none'}, CUDA {facts['cuda'] or 'none'}"
+        pipeline, has, generation = codegen_facts(case.target)
         raise NeedsCodegen(
-            f"the original passes AKG's GPU pipeline and {signatures[0].message} ({signatures[0].raw}); "
-            f"this machine: {has}. That is CUDA code generation and the CUDA toolkit, not AKG's passes: "
-            "nothing to reduce here"
+            f"the original passes AKG's {pipeline} pipeline and {signatures[0].message} ({signatures[0].raw}); "
+            f"this machine: {has}. That is {generation}, not AKG's passes: nothing to reduce here"
         )
     failing = [s for s in signatures if s.kind not in ("none", CODEGEN)]
     if not failing:
@@ -245,7 +243,7 @@ def _reduce(
     origin: Origin | None,
 ) -> tuple[Path, dict[str, Any]]:
     repeat = settings.repeat
-    toolchain = find_toolchain(case.python, case.compiler)
+    toolchain = toolchain_of(case)
     counters = Counters()  # every compile of this reduction: probes, search, confirmation, IR dump
     events.on_oracle(counters)
     searched, original = _prepare(case, settings, events, compiler, counters)

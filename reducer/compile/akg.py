@@ -18,11 +18,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from reducer.compile import crash_stack
+from reducer.compile import crash_stack, toolchains
 from reducer.compile.builds import PLUGINS, AkgBuild, choose_build, cuda_facts, shipped
 from reducer.compile.cache import compile_key
 from reducer.compile.nvcc import STOPPED, nvcc_env, with_architecture
 from reducer.compile.sandbox import HangCheck, Outcome, Running, read_capped, run_sandboxed, supervise
+from reducer.compile.toolchains import RELEASES
 from reducer.compile.warm import (
     Program,
     Worker,
@@ -96,10 +97,48 @@ def find_toolchain(python: str | None, compiler: str | None) -> Toolchain:
     return Toolchain(interpreter, site, facts["version"], facts["python"], script)
 
 
+def interpreter_of(case: Case) -> str | None:
+    """The interpreter that compiles `case`: its `python:`; else, for a target whose AKG build this
+    interpreter's MindSpore does not ship (aicore on a wheel without the Ascend build), the toolchain
+    installed for it (toolchains.py, installed on first use); else None, this interpreter."""
+    if case.python is not None or case.compiler is not None:
+        return case.python
+    return target_interpreter(case.target)
+
+
+def target_interpreter(target: str, install: bool = True) -> str | None:
+    """The interpreter that compiles `target` when a case names none (see interpreter_of). Without
+    `install`, InputError when its toolchain would have to be installed first."""
+    if target not in RELEASES:
+        return None
+    own = find_toolchain(None, None)
+    if own.mindspore_dir is not None and RELEASES[target].build in shipped(own.mindspore_dir):
+        return None
+    if not install and toolchains.installed(target) is None:
+        raise InputError(f"field 'target': the toolchain of {target} is not installed (reduce toolchain {target})")
+    return toolchains.ensure(target)
+
+
+def compiles_here(case: Case) -> bool:
+    """Whether this machine has what compiles `case` (its target's AKG build), without installing anything."""
+    try:
+        if case.python is None and case.compiler is None:
+            target_interpreter(case.target, install=False)
+        akg_build(case)
+    except InputError:
+        return False
+    return True
+
+
+def toolchain_of(case: Case) -> Toolchain:
+    """The toolchain that compiles `case` (see interpreter_of)."""
+    return find_toolchain(interpreter_of(case), case.compiler)
+
+
 def akg_build(case: Case) -> AkgBuild | None:
     """The AKG build that compiles `case` (by its target, or its `akg_build`); None for a compiler of its
     own outside MindSpore. InputError when MindSpore has no build for the target."""
-    toolchain = find_toolchain(case.python, case.compiler)
+    toolchain = toolchain_of(case)
     if toolchain.mindspore_dir is None:
         return None
     return choose_build(toolchain.mindspore_dir, toolchain.mindspore_version, case.target, case.akg_build)
@@ -184,7 +223,7 @@ def compile_case(
     Setting `cancel` stops it (CompileCancelled); `hang_check` cuts a hang elsewhere short (see HangCheck).
     A `search` candidate's cuda compile stops where nvcc would start: past AKG's passes, nvcc tells the search
     nothing (code generation is never the bug reduced) and costs a second a candidate."""
-    toolchain = find_toolchain(case.python, case.compiler)
+    toolchain = toolchain_of(case)
     env = compile_env(akg_build(case), case_env(case), dump_ir, search)
     if case.mismatch is not None:  # compiled and run inside MindSpore, by a runner (it does not fork)
         files = {"spec.json": json.dumps(mismatch_spec(case, outputs))}
@@ -279,7 +318,7 @@ def freeze_attrs(case: Case) -> Case:
     AKG splits it into several segments, or the compiler is not MindSpore's."""
     if kind_of(case) is not GRAPH:
         return case
-    toolchain = find_toolchain(case.python, case.compiler)
+    toolchain = toolchain_of(case)
     command = [toolchain.python, EFFECTIVE_ATTRS_SCRIPT, toolchain.compiler_script, "k.info", json.dumps(case.attrs)]
     env = compile_env(akg_build(case), case_env(case))
     outcome = run_sandboxed(command, kernel_files(case, ()), env, 300, case.memory)
@@ -332,7 +371,7 @@ def compiler_identity(toolchain: Toolchain) -> dict[str, str]:
 
 def cache_key(case: Case, outputs: tuple[TensorSpec, ...]) -> str:
     """The persistent-cache key of compiling `case`: exactly what the compiler is given, and who compiles."""
-    toolchain = find_toolchain(case.python, case.compiler)
+    toolchain = toolchain_of(case)
     build = akg_build(case)
     compiler_input = {"info": info_text(case, outputs), "attrs": case.attrs, "env": case.env}
     identity = {**compiler_identity(toolchain), "akg_build": build.name if build else ""}

@@ -85,6 +85,25 @@ def cuda_facts() -> dict[str, object]:
     return {"gpu": shutil.which("nvidia-smi") is not None, "nvcc": shutil.which("nvcc"), "cuda": machine_cuda()}
 
 
+def codegen_facts(target: str) -> tuple[str, str, str]:
+    """For a kernel that passes AKG's pipeline of `target` and stops where its code generator would take over:
+    the pipeline's name, what this machine has of that code generator, and what the step is."""
+    if target == "aicore":
+        ccec = shutil.which("ccec")
+        return "Ascend", f"ccec at {ccec}" if ccec else "no ccec on PATH", "CANN's code generation"
+    facts = cuda_facts()
+    has = f"GPU {'yes' if facts['gpu'] else 'no'}, nvcc {facts['nvcc'] or 'none'}, CUDA {facts['cuda'] or 'none'}"
+    return "GPU", has, "CUDA code generation and the CUDA toolkit"
+
+
+def ascend_pipeline_reach() -> str:
+    """How far an aicore compile gets on this machine, for the bundle."""
+    ccec = shutil.which("ccec")
+    if ccec:
+        return f"AKG's whole Ascend pipeline and CCE compilation by CANN's ccec ({ccec}); no NPU runs the kernel"
+    return "AKG's whole Ascend pipeline up to CCE code generation (no CANN here: its ccec would go on)"
+
+
 def _gpu_build(builds: list[str]) -> str:
     gpus = sorted((b for b in builds if b.startswith("gpu")), key=_version)
     cuda = machine_cuda()
@@ -115,7 +134,8 @@ def choose_build(mindspore_dir: str, mindspore_version: str | None, target: str,
         where = f"MindSpore {mindspore_version or ''} at {mindspore_dir}".replace("  ", " ")
         raise InputError(
             f"field 'target': {target} needs AKG's {prefix} build ({PLUGINS}/{prefix}*/{LIBRARY}), and {where} "
-            f"ships only {', '.join(builds) or 'none'}; on a machine with MindSpore for Ascend, set python: in "
-            "crash.yaml to that environment's interpreter"
+            f"ships only {', '.join(builds) or 'none'}; set python: to an interpreter whose MindSpore has it "
+            "(MindSpore 2.7's CPU wheels do, and for aicore without python: akg-reduce installs MindSpore 2.7.2 "
+            "itself), or on a machine with MindSpore for Ascend to that environment's"
         )
     return build_of(mindspore_dir, _gpu_build(candidates) if prefix == "gpu" else candidates[0])

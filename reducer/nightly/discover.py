@@ -14,6 +14,7 @@ import yaml
 
 from reducer.capture.found import folder_name, gather, write_case
 from reducer.capture.sources import NothingFailed, findings_of_log
+from reducer.compile.akg import interpreter_of
 from reducer.core.errors import InputError
 from reducer.inputs.load import is_kernel_file, load_input, original_files
 
@@ -28,7 +29,7 @@ class CorpusCase:
     slug: str  # stable id: the path relative to the corpus folder, made filename-safe
     path: Path
     content_hash: str  # what the compiler would see and what must hold, or the raw files of a broken case
-    toolchain: tuple[str | None, str | None]  # (python, compiler) the case asks for
+    toolchain: tuple[str | None, str | None]  # (python, compiler) that compile the case
     problem: str = ""  # why the case cannot be loaded: a broken input
 
 
@@ -54,6 +55,7 @@ def _hash(blob: object) -> str:
 def load_corpus_case(slug: str, path: Path) -> CorpusCase:
     try:
         case = load_input(path)
+        python = interpreter_of(case)  # an aicore case's is the Ascend toolchain's, installed if need be
     except InputError as exc:
         try:
             raw = original_files(path)
@@ -67,7 +69,7 @@ def load_corpus_case(slug: str, path: Path) -> CorpusCase:
         "expect": case.expect.to_dict() if case.expect else None,
         "limits": [case.timeout, case.memory],
     }
-    return CorpusCase(slug, path, _hash(blob), (case.python, case.compiler))
+    return CorpusCase(slug, path, _hash(blob), (python, case.compiler))
 
 
 def log_cases(slug: str, path: Path, extract_to: Path) -> list[CorpusCase]:

@@ -1,0 +1,150 @@
+"""Toolchains the tool installs itself: a target whose AKG build the running MindSpore does not ship gets a
+MindSpore release whose wheel does, in a venv of its own in the tool's cache, installed once (with pip's
+progress shown) and reused by every later run, warm worker and process. Today that is aicore: the MindSpore
+2.7.x CPU wheels ship AKG's Ascend build (lib/plugin/ascend/libakg.so), which runs AKG's whole Ascend
+pipeline on any machine and stops at CCE code generation, which needs CANN; later wheels do not ship it."""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from reducer.core.errors import InputError
+from reducer.core.files import write_atomic
+
+
+@dataclass(frozen=True)
+class Release:
+    """A MindSpore release installed for a target: what pip installs, and the AKG build it must bring."""
+
+    mindspore: str
+    build: str  # the plugin folder of lib/plugin/ that must hold libakg.so
+    python: tuple[int, int]  # the Python its CPU wheels are built for here (cp311)
+
+    @property
+    def requirements(self) -> list[str]:
+        return [f"mindspore=={self.mindspore}", "decorator"]  # AKG imports decorator, MindSpore does not declare it
+
+    @property
+    def by_hand(self) -> str:
+        """How a person gets the same toolchain, for the bundle and the errors."""
+        return f"`pip install {' '.join(self.requirements)}` into a Python {self.python[0]}.{self.python[1]} venv"
+
+
+RELEASES = {"aicore": Release("2.7.2", "ascend", (3, 11))}
+READY = "akg-reduce-toolchain.json"  # written last: a venv without it is an install that did not finish
+INSTALL_SECONDS = 1800
+
+
+def toolchains_dir() -> Path:
+    """$AKG_REDUCE_TOOLCHAINS, else $XDG_CACHE_HOME/akg-reduce/toolchains (~/.cache by default)."""
+    if os.environ.get("AKG_REDUCE_TOOLCHAINS"):
+        return Path(os.environ["AKG_REDUCE_TOOLCHAINS"])
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "akg-reduce" / "toolchains"
+
+
+def venv_of(release: Release) -> Path:
+    return toolchains_dir() / f"mindspore-{release.mindspore}"
+
+
+def _python(venv: Path) -> Path:
+    return venv / "bin" / "python"
+
+
+def installed(target: str) -> str | None:
+    """The interpreter of the toolchain installed for `target`, or None when it is not (or not fully)."""
+    venv = venv_of(RELEASES[target])
+    return str(_python(venv)) if (venv / READY).is_file() and _python(venv).is_file() else None
+
+
+@contextlib.contextmanager
+def _locked(folder: Path) -> Iterator[None]:
+    """One installer at a time: a second process waits for the first and then finds its result."""
+    folder.mkdir(parents=True, exist_ok=True)
+    with (folder / ".lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _base_python(release: Release) -> str:
+    if sys.version_info[:2] == release.python:
+        return sys.executable
+    wanted = f"python{release.python[0]}.{release.python[1]}"
+    found = shutil.which(wanted)
+    if found is None:
+        raise InputError(
+            f"field 'target': MindSpore {release.mindspore}'s wheels need {wanted}, which this machine lacks; "
+            f"install it, or set python: to an interpreter with MindSpore {release.mindspore}"
+        )
+    return found
+
+
+def _failed(target: str, release: Release, venv: Path, said: str) -> InputError:
+    return InputError(
+        f"field 'target': {target} needs AKG's {release.build} build, and installing MindSpore {release.mindspore} "
+        f"(the last wheel that ships it) into {venv} failed: {said}. Install it by hand ({release.by_hand}) "
+        "and set python: to that venv's interpreter"
+    )
+
+
+def ensure(target: str, say: bool = True) -> str:
+    """The interpreter of `target`'s toolchain, installed first if needed (pip's progress on stderr when
+    `say`). InputError, naming what to do by hand, when it cannot be installed."""
+    if (python := installed(target)) is not None:
+        return python
+    release = RELEASES[target]
+    venv = venv_of(release)
+    with _locked(venv.parent):
+        if (python := installed(target)) is not None:  # another process installed it while this one waited
+            return python
+        shutil.rmtree(venv, ignore_errors=True)  # what an interrupted install left
+        if say:
+            print(
+                f"akg-reduce: target {target} needs AKG's {release.build} build: installing MindSpore "
+                f"{release.mindspore} (about 2.7 GB, a few minutes, once) into {venv}",
+                file=sys.stderr,
+                flush=True,
+            )
+        quiet = [] if say else ["--quiet"]
+        steps = [
+            [_base_python(release), "-m", "venv", str(venv)],
+            [str(_python(venv)), "-m", "pip", "install", *quiet, "--disable-pip-version-check", *release.requirements],
+        ]
+        for step in steps:
+            try:
+                run = subprocess.run(
+                    step,
+                    stdout=sys.stderr if say else subprocess.PIPE,
+                    stderr=subprocess.STDOUT,
+                    text=True,
+                    timeout=INSTALL_SECONDS,
+                    check=False,
+                )
+            except (OSError, subprocess.SubprocessError) as exc:
+                raise _failed(target, release, venv, str(exc)) from None
+            if run.returncode != 0:
+                last = (run.stdout or "").strip().splitlines()[-1:] or [f"exit code {run.returncode}"]
+                raise _failed(target, release, venv, last[0])
+        library = _shipped_library(venv, release)
+        if library is None:
+            raise _failed(target, release, venv, f"its wheel has no lib/plugin/{release.build}/libakg.so")
+        write_atomic(venv / READY, json.dumps({"mindspore": release.mindspore, "target": target}))
+    if say:
+        print(f"akg-reduce: MindSpore {release.mindspore} with AKG's {release.build} build is ready", file=sys.stderr)
+    return str(_python(venv))
+
+
+def _shipped_library(venv: Path, release: Release) -> Path | None:
+    found = sorted(venv.glob(f"lib/python*/site-packages/mindspore/lib/plugin/{release.build}/libakg.so"))
+    return found[0] if found else None
