@@ -25,6 +25,14 @@ _NVCC_FAILED = re.compile(r"^(RuntimeError: )?Compilation error:?")
 _NVCC_MESSAGE = re.compile(r"\b(error|fatal)\b")
 _NVCC_SOURCE = re.compile(r"\S*/my_kernel\.cu")
 CODEGEN = "codegen"  # the Signature kind of it: not a failure of AKG, not a pass either
+# AKG's Ascend pipeline ran to its end and handed the CCE source to CANN's compiler (ccec), which is not here:
+# AKG then fails to read the object ccec did not write (akg::codegen::BinFile2String <- CompileCce). A
+# standalone repro.py of a target looks for the same line to tell "reached code generation".
+CODEGEN_STOPS = {"aicore": r"\[build_cce\.cc:\d+\].*inputfile\.is_open\(\)"}
+_CCE_STOP = re.compile(CODEGEN_STOPS["aicore"])
+CCE_MESSAGE = "reaches CCE code generation, which needs CANN's compiler"
+# A C++ exception as Python gets it: the file and line of the check that raised it, then its message.
+_RAISED_AT = re.compile(r'^\s*File "(?P<file>[^"]+\.(?:cc|h|cpp))", line (?P<line>\d+)$')
 HANG_MESSAGE = "compile did not finish within its time limit"
 _AKG_ERROR = re.compile(r"^\[ERROR\] AKG:\S+ \[(?P<loc>[\w./-]+:\d+)\] \[(?P<comp>[^\]]*)\] (?P<msg>.*)$")
 _BT = re.compile(r"\[bt\] \((?P<index>\d+)\) [^(]*\((?P<sym>[^+)]*)")
@@ -43,7 +51,7 @@ _WHAT = re.compile(r"^\s*what\(\):\s*(?P<what>.+)$")  # the C++ exception that e
 _LINE = re.compile(r":\d+$")
 # Bump when what a signature holds changes (masking, frames): stored signatures of another format are not
 # reused, and a night re-checks the cases it recorded under another format.
-SIGNATURE_FORMAT = 3
+SIGNATURE_FORMAT = 4
 
 
 def mask(text: str) -> str:
@@ -157,6 +165,19 @@ def _python_error(lines: list[str]) -> tuple[str, str, str, str] | None:
     return found
 
 
+def _ending(akg: list[re.Match[str]], lines: list[str]) -> re.Match[str]:
+    """The AKG error that ended the compile: the one whose check raised the exception the compile died of
+    (the last `File "x.cc", line N` Python shows), not one AKG logged and recovered from (a UB allocation
+    check on Ascend, after which it tiles again); the first logged when no raised check names one."""
+    raised = [m for m in map(_RAISED_AT.match, lines) if m]
+    if raised:
+        place = f"{raised[-1]['file'].rsplit('/', 1)[-1]}:{raised[-1]['line']}"
+        for error in reversed(akg):
+            if error.group("loc") == place:
+                return error
+    return akg[0]
+
+
 def hang_signature(stack: tuple[str, ...], seconds: float) -> Signature:
     """A compile killed after `seconds` with `stack` (hang_stack.sample): where it hangs, not how long it
     was given, is the bug (candidates get shorter limits than the original)."""
@@ -195,8 +216,10 @@ def signature_of(outcome: Outcome, timeout: float) -> Signature:
     if outcome.returncode == 0 and not akg:
         return NO_FAILURE
     if akg:
-        key = akg[0]
+        key = _ending(akg, lines)
         raw = key.group("msg").strip()
+        if _CCE_STOP.search(key.group(0)):
+            return Signature(CODEGEN, CCE_MESSAGE, key.group("loc"), (), key.group("comp"), raw)
         return Signature("error", mask(raw), key.group("loc"), frames, key.group("comp"), raw)
     py = _python_error(lines)
     if py:

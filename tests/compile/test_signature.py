@@ -11,6 +11,8 @@ from conftest import HERE
 from reducer.compile import crash_stack
 from reducer.compile.sandbox import Outcome
 from reducer.compile.signature import (
+    CODEGEN,
+    CODEGEN_STOPS,
     Signature,
     hang_signature,
     mask,
@@ -164,3 +166,29 @@ def test_a_check_is_the_same_bug_on_an_older_release() -> None:
     assert matches(older, now.expectation()) and older.bug_key() == now.bug_key()
     written = Expectation(**now.expectation().to_dict())  # as the bundle's crash.yaml has it
     assert matches(older, written)
+
+
+# What AKG's Ascend pipeline logs when a tiling overflows the unified buffer, and then tiles again.
+RECOVERED = (
+    "[ERROR] AKG:2026-12-06-00:17:17.318.529 [storage_flatten.cc:213] [pass] Check failed: alloc_size <= "
+    "total_size: Allocation exceed bound of memory tag local.UB: need 1048576 bits, total alloc 2097152 bits.\n"
+)
+
+
+def test_reaching_cce_code_generation_is_not_a_failure_of_akg() -> None:
+    """AKG's Ascend pipeline ran to its end: CANN's ccec, missing here, wrote no object for AKG to read."""
+    sig = signature_of(outcome((DATA / "ascend_cce_stop.log").read_text()), 60)
+    assert sig.kind == CODEGEN and sig.message == "reaches CCE code generation, which needs CANN's compiler"
+    assert sig.location == "build_cce.cc:1056"
+    assert re.search(CODEGEN_STOPS["aicore"], (DATA / "ascend_cce_stop.log").read_text())
+
+
+def test_an_error_akg_recovered_from_is_not_the_signature() -> None:
+    """The real outputs with a UB overflow AKG logged and recovered from before them: the compile still
+    reaches CCE code generation, or still fails where it raised, not where it first logged an error."""
+    reached = signature_of(outcome(RECOVERED + (DATA / "ascend_cce_stop.log").read_text()), 60)
+    assert reached.kind == CODEGEN
+    failed = signature_of(outcome(RECOVERED + (DATA / "ascend_realize_compress.log").read_text()), 60)
+    assert failed.kind == "error" and failed.location == "realize_compress.cc:389"
+    assert failed.message.startswith("Check failed: index_remap[i].count(v): unmapped index N.")
+    assert failed == signature_of(outcome((DATA / "ascend_realize_compress.log").read_text()), 60)
