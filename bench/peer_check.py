@@ -36,13 +36,17 @@ def parse_single_file(text: str) -> Case:
         raise ValueError("a dimension below 1")
     env = {str(k): str(v) for k, v in dict(data.get("env", {})).items()}
     func_type = str(data.get("func_type", "hybrid"))
-    return Case("peer", source, func.name, inputs, attrs=dict(data.get("attrs", {})), env=env, func_type=func_type)
+    attrs = dict(data.get("attrs", {}))
+    target = str(data.get("target", "cpu"))
+    return Case("peer", source, func.name, inputs, attrs=attrs, env=env, target=target, func_type=func_type)
 
 
 def single_file(case: Case) -> str:
     spec = {"inputs": [t.to_dict() for t in case.inputs], "attrs": case.attrs, "env": case.env}
     if case.func_type != "hybrid":
         spec["func_type"] = case.func_type
+    if case.target != "cpu":
+        spec["target"] = case.target
     return f"CASE = {spec!r}\n\n\n{case.source}"
 
 

@@ -21,9 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from reducer.compile.akg import MISMATCH_SCRIPT, Toolchain, host_facts, mismatch_spec, side_files
-from reducer.compile.builds import AkgBuild, cuda_facts
+from reducer.compile.builds import AkgBuild, ascend_pipeline_reach, cuda_facts
 from reducer.compile.nvcc import gpu_pipeline_reach
-from reducer.compile.signature import Signature, message_regex
+from reducer.compile.signature import CODEGEN_STOPS, Signature, message_regex
+from reducer.compile.toolchains import RELEASES
 from reducer.core.case import Case, Expectation, TensorSpec
 from reducer.core.errors import InputError
 from reducer.core.files import write_atomic
@@ -31,6 +32,7 @@ from reducer.core.templates import templates
 from reducer.diagnosis.boundary import OtherBug
 from reducer.diagnosis.diagnose import Diagnosis, other_bug_folder
 from reducer.diagnosis.stage import FailingStage, failing_stage
+from reducer.diagnosis.targets import summary
 from reducer.diagnosis.triage import Triage
 from reducer.inputs.crash_yaml import case_to_yaml
 from reducer.kernels.kinds import kind_of, outputs_of
@@ -120,11 +122,12 @@ def _build_facts(build: AkgBuild | None) -> dict[str, Any]:
     cuda = cuda_facts()
     return {
         "akg_build_name": build.name if build else "",
-        "libakg": f"lib/plugin/{build.name}/libakg.so, {build.size} bytes, sha256 {build.sha256[:16]}" if build else "",
+        "libakg": f"lib/plugin/{build.name}/libakg.so, {build.size} bytes, sha256 {build.sha256}" if build else "",
         "gpu": "yes" if cuda["gpu"] else "no",
         "nvcc": cuda["nvcc"] or "none",
         "cuda": cuda["cuda"] or "none",
         "gpu_pipeline": gpu_pipeline_reach(),
+        "ascend_pipeline": ascend_pipeline_reach(),
     }
 
 
@@ -170,6 +173,19 @@ def _compile_repro(b: BundleInput, reduced: Case, info: dict[str, Any], mindspor
         where=b.signature.location.split(":")[0] if b.signature.location else "",
         timeout=_repro_timeout(reduced),
         akg_build=b.build.name if b.build else "cpu",
+        get_build=_getting_build(reduced.target),
+        codegen_stop=CODEGEN_STOPS.get(reduced.target, ""),
+    )
+
+
+def _getting_build(target: str) -> str:
+    """How a maintainer gets the AKG build of `target` when the current wheels do not ship it."""
+    release = RELEASES.get(target)
+    if release is None:
+        return ""
+    return (
+        f"MindSpore {release.mindspore}'s CPU wheel ships it (later wheels do not): {release.by_hand}, then "
+        "run this script with that venv's python."
     )
 
 
@@ -234,6 +250,7 @@ def _issue(
         confirmed=b.confirmed,
         confirm_runs=b.confirm_runs,
         diagnosis=b.diagnosis,
+        targets_summary=summary(b.diagnosis.targets) if b.diagnosis else "",
         mismatch=reduced.mismatch,
         origin=b.origin,
         triage=b.triage,

@@ -15,6 +15,7 @@ from typing import Any
 from reducer.compile.signature import Signature
 from reducer.core.case import Case
 from reducer.diagnosis.stage import FailingStage
+from reducer.kernels.kinds import kind_of
 from reducer.search.oracle import PASSES, SAME_FAILURE, Oracle
 
 COMPILER_BUG, USAGE_ERROR, ENVIRONMENT = "compiler-bug", "usage-error", "environment"
@@ -34,6 +35,8 @@ _REJECTS = re.compile(r"parse|must be|need to set|expect|invalid|should be|only 
 _TYPE_WORDS = {"string": str, "str": str, "bool": bool, "int": int, "integer": int, "float": float}
 _TRUE_WORDS = ("true", "yes", "on")
 _FALSE_WORDS = ("false", "no", "off", "none")
+# An emitter that takes one dtype only: "reduce_last_axis only support float16 while dtype is float32" (Ascend).
+_ONLY_DTYPE = re.compile(r"only supports? (?P<wanted>float\d+|u?int\d+|bool)\b", re.IGNORECASE)
 SHORT_TIMEOUT = 10.0  # seconds: a limit below this is the case asking for a timeout
 SMALL_MEMORY = 1024  # MiB: likewise for a memory cap
 
@@ -273,6 +276,41 @@ def _usage(ev: _Evidence) -> Triage | None:
     return None
 
 
+def _unsupported_dtype(ev: _Evidence) -> Triage | None:
+    """The message says a step of AKG takes one dtype only and names the case's: when the inputs in that
+    dtype make the failure go away, it is a limitation of that step the user can go round, not a crash."""
+    found = _ONLY_DTYPE.search(ev.message)
+    if found is None or ev.oracle is None:
+        return None
+    wanted = found["wanted"].lower()
+    named = sorted({t.dtype for t in ev.case.inputs if t.dtype != wanted and _names(ev.message, t.dtype)})
+    if not named:
+        return None
+    change = dict.fromkeys(named, wanted)
+    small_case = kind_of(ev.case).with_dtypes(ev.case, change)
+    if small_case is None:
+        return None
+    small = ev.outcome(small_case)
+    words = f"the inputs in {wanted} instead of {', '.join(named)}"
+    ev.facts.append(f"the message says only {wanted} is supported; with {words}, {_outcome_words(small)}")
+    if small == SAME_FAILURE:
+        return None
+    big_case = kind_of(ev.original).with_dtypes(ev.original, change)
+    big = ev.outcome(big_case) if big_case is not None else None
+    if big is not None:
+        ev.facts.append(f"the original with {words}: {_outcome_words(big)}")
+    if big != PASSES and not (big is None and small == PASSES):
+        return None
+    step = ev.message.split(" only ", 1)[0].strip() or "a step of AKG"
+    return ev.verdict(
+        USAGE_ERROR,
+        f"`{step}` takes {wanted} only and the kernel computes in {', '.join(named)}: "
+        + _gone(small, big, f"with {words}"),
+        f"compute this op in {wanted} (cast the inputs to {wanted} before the Custom op and back after it); "
+        "this is a limitation of that step of AKG, not a crash: do not file it upstream",
+    )
+
+
 def _retyped(value: Any) -> list[tuple[str, Any]]:
     """The value in the other types a user may have meant: a word or number in a string as a bool or a
     number, a list as AKG's space-separated string."""
@@ -352,4 +390,4 @@ def triage(
     """The verdict on `case` (the minimal case of `original`) failing with `signature`; `oracle` compiles
     the variants that test a suspect input (None: decide from the failure alone)."""
     ev = _Evidence(case, original, signature, stage, log, oracle)
-    return _environment(ev) or _usage(ev) or _compiler_bug(ev)
+    return _environment(ev) or _usage(ev) or _unsupported_dtype(ev) or _compiler_bug(ev)

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from reducer.core.case import Case, TensorSpec
-from reducer.kernels.kinds import as_float32, kind_of
+from reducer.kernels.kinds import as_float16, as_float32, kind_of
 from reducer.search.oracle import PASSES, Oracle
 
 
@@ -44,9 +44,11 @@ def _dim(tile: Callable[[int], int]) -> Callable[[Case], Case | None]:
     return apply
 
 
-def _attr(name: str, value: object) -> Callable[[Case], Case | None]:
+def _attrs(**values: object) -> Callable[[Case], Case | None]:
     def apply(case: Case) -> Case | None:
-        return None if case.attrs.get(name) == value else case.with_(attrs={**case.attrs, name: value})
+        if all(case.attrs.get(name) == value for name, value in values.items()):
+            return None
+        return case.with_(attrs={**case.attrs, **values})
 
     return apply
 
@@ -59,16 +61,53 @@ def _without(name: str) -> Callable[[Case], Case | None]:
 
 
 PERTURBATIONS = [
-    Perturbation("manual tiling, whole loops", "AKG's `dim` attr: every loop of the deepest nest in one tile, "
-                 "so auto-tiling is skipped", _dim(lambda extent: extent)),
-    Perturbation("manual tiling, tile 1", "AKG's `dim` attr: every loop of the deepest nest tiled by 1",
-                 _dim(lambda extent: 1)),
-    Perturbation("auto-inline off", "`enable_auto_inline: false`", _attr("enable_auto_inline", False)),
-    Perturbation("auto-fuse off", "`enable_auto_fuse: false`", _attr("enable_auto_fuse", False)),
-    Perturbation("vectorisation off", "`enable_vectorization: false`", _attr("enable_vectorization", False)),
-    Perturbation("common subexpression elimination off", "`disable_cse: true`", _attr("disable_cse", True)),
+    Perturbation(
+        "manual tiling, whole loops",
+        "AKG's `dim` attr: every loop of the deepest nest in one tile, so auto-tiling is skipped",
+        _dim(lambda extent: extent),
+    ),
+    Perturbation(
+        "manual tiling, tile 1", "AKG's `dim` attr: every loop of the deepest nest tiled by 1", _dim(lambda extent: 1)
+    ),
+    Perturbation("auto-inline off", "`enable_auto_inline: false`", _attrs(enable_auto_inline=False)),
+    Perturbation("auto-fuse off", "`enable_auto_fuse: false`", _attrs(enable_auto_fuse=False)),
+]
+# What each target's pipeline offers on top: the passes its users switch off, and the dtype change its
+# emitters ask for.
+TARGET_PERTURBATIONS = {
+    "aicore": [
+        Perturbation(
+            "manual tiling, small tiles",
+            "AKG's `dim` attr: the loops of the deepest nest in tiles of at most 16, which keep the buffers within UB",
+            _dim(lambda extent: min(extent, 16)),
+        ),
+        Perturbation("rescheduling off", "`pragma_enable_reschedule: false`", _attrs(pragma_enable_reschedule=False)),
+        Perturbation(
+            "loop partition off",
+            "`enable_pre_poly_loop_partition: false`, `enable_post_poly_loop_partition: false`",
+            _attrs(enable_pre_poly_loop_partition=False, enable_post_poly_loop_partition=False),
+        ),
+        Perturbation("double buffering off", "`enable_double_buffer: false`", _attrs(enable_double_buffer=False)),
+        Perturbation("multi-core off", "`enable_multicore: false`", _attrs(enable_multicore=False)),
+        Perturbation("self-dependence removal off", "`pragma_rmselfdep: false`", _attrs(pragma_rmselfdep=False)),
+        Perturbation(
+            "float16 instead of float32",
+            "inputs in float16, which Ascend's vector emitters require for some reductions",
+            as_float16,
+        ),
+    ],
+}
+DEFAULT_PERTURBATIONS = [
+    Perturbation("vectorisation off", "`enable_vectorization: false`", _attrs(enable_vectorization=False)),
+    Perturbation("common subexpression elimination off", "`disable_cse: true`", _attrs(disable_cse=True)),
     Perturbation("float32 instead of float16/float64", "inputs in float32", as_float32),
 ]  # fmt: skip
+
+
+def perturbations_for(target: str) -> list[Perturbation]:
+    """The changes tried for a case of `target`: the common ones and its pipeline's own (cpu and cuda share
+    theirs)."""
+    return [*PERTURBATIONS, *TARGET_PERTURBATIONS.get(target, DEFAULT_PERTURBATIONS)]
 
 
 def _user_attr_removals(case: Case) -> list[Perturbation]:
@@ -83,7 +122,7 @@ def find_workarounds(
     deadline = time.monotonic() + budget
     verified: list[Workaround] = []
     tries: list[dict] = []
-    for perturbation in [*_user_attr_removals(minimal), *PERTURBATIONS]:
+    for perturbation in [*_user_attr_removals(minimal), *perturbations_for(minimal.target)]:
         small = perturbation.apply(minimal)
         if small is None:
             continue

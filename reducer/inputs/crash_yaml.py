@@ -149,6 +149,11 @@ def load_case(path: Path) -> Case:
         if model.expect.kind == "mismatch":
             if kind_of(base) is not HYBRID:
                 raise InputError(f"{path}: field 'expect.kind': wrong-result checks run Hybrid DSL kernels only")
+            if model.target == "aicore":
+                raise InputError(
+                    f"{path}: field 'expect.kind': a wrong result needs the kernel run, and an aicore kernel "
+                    "runs on an Ascend NPU only (target cpu or cuda)"
+                )
             against = model.expect.against
             mismatch = Mismatch(
                 model.expect.tolerance or DEFAULT_TOLERANCE,

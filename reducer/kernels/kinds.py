@@ -14,7 +14,7 @@ from reducer.core.errors import InvalidKernel
 from reducer.core.words import counted
 from reducer.kernels import graph as graphs
 from reducer.kernels.hybrid import infer_outputs, loop_nest_extents, parse_function
-from reducer.kernels.info import custom_info
+from reducer.kernels.info import TARGET_INFO, custom_info
 from reducer.kernels.size import Size, function_size, graph_size
 from reducer.kernels.telang import IR_BUILDER, TVM_COMPUTE, evaluate
 from reducer.kernels.well_formed import IllFormed
@@ -43,6 +43,10 @@ class KernelKind(Protocol):
     def ill_formed(self, case: Case) -> str:
         """Why the kernel is not well-formed (reads memory it never wrote, leaves outputs unwritten); ''
         when it is, or when it runs too long as Python to tell."""
+        ...
+
+    def on_target(self, case: Case, target: str) -> Case:
+        """The same kernel compiled for `target` (cpu, cuda, aicore), as MindSpore would hand it to AKG there."""
         ...
 
     def with_dims(self, case: Case, dims: list[Dim], value: int) -> Case:
@@ -89,6 +93,9 @@ class _CustomFunction:
             shapes[i][axis] = value
         inputs = tuple(TensorSpec(tuple(s), t.dtype) for s, t in zip(shapes, case.inputs, strict=True))
         return case.with_(inputs=inputs)
+
+    def on_target(self, case: Case, target: str) -> Case:
+        return case.with_(target=target)
 
     def with_dtypes(self, case: Case, new: dict[str, str]) -> Case | None:
         return case.with_(inputs=tuple(TensorSpec(t.shape, new.get(t.dtype, t.dtype)) for t in case.inputs))
@@ -213,6 +220,14 @@ class GraphKernel:
         except InvalidKernel:
             return case.with_(graph=graphs.dumps(edited), inputs=graph_specs(graphs.graph_inputs(edited)))
 
+    def on_target(self, case: Case, target: str) -> Case:
+        """The graph with its `process` and the `target_info` MindSpore writes for that device (cpu only)."""
+        graph = {k: v for k, v in self.graph(case).items() if k != "target_info"}
+        graph["process"] = target
+        if target in TARGET_INFO:
+            graph["target_info"] = TARGET_INFO[target]
+        return case.with_(target=target, graph=graphs.dumps(graph))
+
     def with_dtypes(self, case: Case, new: dict[str, str]) -> Case | None:
         graph = self.graph(case)
         for old, dtype in new.items():
@@ -288,6 +303,13 @@ def as_float32(case: Case) -> Case | None:
     """`case` with float16 and float64 tensors in float32; None if it has none or that is not valid."""
     unusual = [d for d in ("float16", "float64") if any(t.dtype == d for t in case.inputs)]
     return kind_of(case).with_dtypes(case, dict.fromkeys(unusual, "float32")) if unusual else None
+
+
+def as_float16(case: Case) -> Case | None:
+    """`case` with float32 tensors in float16 (what Ascend's vector emitters demand for some reductions);
+    None if it has none or that is not valid."""
+    has = any(t.dtype == "float32" for t in case.inputs)
+    return kind_of(case).with_dtypes(case, {"float32": "float16"}) if has else None
 
 
 def linked_groups(case: Case) -> list[list[Dim]]:

@@ -20,7 +20,7 @@ from reducer.core.errors import InputError, InvalidKernel
 from reducer.inputs.crash_yaml import load_case
 from reducer.inputs.load import load_input
 from reducer.kernels import graph as graphs
-from reducer.kernels.kinds import GRAPH, kind_of, outputs_of, size_of, with_graph
+from reducer.kernels.kinds import GRAPH, info_text, kind_of, outputs_of, size_of, with_graph
 from reducer.search.passes.graph import (
     CutGraph,
     DeleteOps,
@@ -270,3 +270,14 @@ def test_attrs_option_gives_the_build_attrs(tmp_path: Path) -> None:
     run = subprocess.run([sys.executable, "-m", "reducer", "check", str(path), "--attrs", "{dim"],
                          capture_output=True, text=True)  # fmt: skip
     assert run.returncode == 2 and "option '--attrs': not JSON" in run.stderr and "Traceback" not in run.stderr
+
+
+def test_a_graph_moved_to_another_target_is_written_as_mindspore_writes_it_there() -> None:
+    """MindSpore gives a fused graph `target_info` on CPU only (and GPU, from the device): none for Ascend."""
+    case = load_input(DUMPED / "Fused_Mul_Add_ReLU_fusion_15115381953234874906.info")
+    assert case.target == "cpu" and "target_info" in GRAPH.graph(case)
+    ascend = GRAPH.on_target(case, "aicore")
+    info = json.loads(info_text(ascend, outputs_of(ascend)))
+    assert ascend.target == "aicore" and info["process"] == "aicore" and "target_info" not in info
+    assert GRAPH.graph(GRAPH.on_target(ascend, "cpu")) == GRAPH.graph(case)
+    assert info["op_desc"] == GRAPH.graph(case)["op_desc"]

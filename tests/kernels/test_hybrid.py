@@ -13,7 +13,7 @@ from reducer.core.case import Case, TensorSpec
 from reducer.inputs.info_file import case_from_info
 from reducer.kernels.hybrid import InvalidKernel, infer_outputs
 from reducer.kernels.info import custom_info
-from reducer.kernels.kinds import outputs_of
+from reducer.kernels.kinds import kind_of, outputs_of
 
 
 def case(source: str, *shapes: tuple[int, ...], dtype: str = "float32") -> Case:
@@ -88,3 +88,17 @@ def test_info_json_is_the_one_mindspore_writes(path: Path) -> None:
         ours["op_desc"][0]["attr"] = [a for a in ours["op_desc"][0]["attr"] if a["name"] != "autodiff"]
     assert _comparable(ours) == _comparable(theirs)
     assert list(ours) == list(theirs)  # same key order: MindSpore sorts them
+
+
+@pytest.mark.parametrize("path", sorted(DUMPED.glob("*.info")), ids=lambda p: p.name)
+def test_on_ascend_the_info_is_the_cpu_one_with_process_aicore_and_no_target_info(path: Path) -> None:
+    """MindSpore's kernel JSON generator writes `target_info` for CPU and GPU devices only: for Ascend the
+    .info differs from a CPU one in `process` alone (AKG then takes Ascend 910A)."""
+    case = case_from_info(path, path.read_text())
+    cpu = custom_info(case, outputs_of(case))
+    ascend = kind_of(case).on_target(case, "aicore")
+    ours = custom_info(ascend, outputs_of(ascend))
+    assert ours["process"] == "aicore" and "target_info" not in ours
+    assert {k: v for k, v in cpu.items() if k not in ("process", "target_info", "op")} == {
+        k: v for k, v in ours.items() if k not in ("process", "op")
+    }
