@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import ADD_KERNEL, CORPUS, needs_akg
+from conftest import ADD_KERNEL, CORPUS, needs_akg, needs_ascend
 
 from reducer.compile.sandbox import Outcome
 from reducer.compile.signature import Signature, signature_of
@@ -84,6 +84,8 @@ CRASHES = sorted(p.parent.name for p in CORPUS.glob("*/crash.yaml"))
 def test_every_corpus_failure_stays_a_compiler_bug(name: str, corpus_compiles: dict[str, tuple[Case, Outcome]]) -> None:
     """Triaged from the original's one shared compile (a hang's: a short probe), with the real AKG for
     whatever the triage tries."""
+    if name not in corpus_compiles:
+        needs_ascend()
     probe, outcome = corpus_compiles[name]
     signature = signature_of(outcome, probe.time_limit)
     with compiler_for(Settings(jobs=2)) as (compiler, _):
