@@ -94,26 +94,63 @@ def _check_compute(tvm, op):
                 raise Invalid(f"stage {op.name}: reads {var.name}, which is neither its axis nor reduced over")
 
 
-def _guarded(tvm, expr):
-    """The reads under a condition (a branch of if_then_else or select, the source of a reduction with a
-    `where`), which may index out of the tensor: padding reads so."""
-    branches = []
+_FLIPPED = {"GE": "LT", "GT": "LE", "LT": "GE", "LE": "GT"}
+_MIRRORED = {"GE": "LE", "GT": "LT", "LT": "GT", "LE": "GE"}
+
+
+def _limits(tvm, analyzer, cond, negate):
+    """What `cond` (or its negation) says of the axes, {axis name: (lowest, highest)}, when it is a conjunction
+    of comparisons of an axis with a constant (padding's `i >= 1 and i < h + 1`); None when it says something
+    else, so that the reads it guards are not checked."""
+    conjuncts, todo = [], [cond]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, tvm.expr.And) and not negate:
+            todo += [node.a, node.b]
+        else:
+            conjuncts.append(node)
+    if negate and len(conjuncts) != 1:
+        return None
+    limits = {}
+    for node in conjuncts:
+        kind = type(node).__name__
+        if kind not in _FLIPPED:
+            return None
+        kind = _FLIPPED[kind] if negate else kind
+        a, b = analyzer.canonical_simplify(node.a), analyzer.canonical_simplify(node.b)
+        if isinstance(a, tvm.expr.IntImm) and isinstance(b, tvm.expr.Var):
+            a, b, kind = b, a, _MIRRORED[kind]
+        if not (isinstance(a, tvm.expr.Var) and isinstance(b, tvm.expr.IntImm)):
+            return None
+        low, high = limits.get(a.name, (-(2**62), 2**62))
+        value = b.value
+        if kind in ("GE", "GT"):
+            low = max(low, value + (kind == "GT"))
+        else:
+            high = min(high, value - (kind == "LT"))
+        limits[a.name] = (low, high)
+    return limits
+
+
+def _guards(tvm, analyzer, expr):
+    """The branches of `expr` under a condition (of if_then_else, select, or a reduction's `where`) with what
+    the condition says of the axes there (_limits)."""
+    guards = []
 
     def visit(node):
         if isinstance(node, tvm.expr.Call) and node.name == "tvm_if_then_else":
-            branches.extend(node.args[1:])
+            cond, then, other = node.args
+            guards.extend([(then, _limits(tvm, analyzer, cond, False)), (other, _limits(tvm, analyzer, cond, True))])
         elif isinstance(node, tvm.expr.Select):
-            branches.extend([node.true_value, node.false_value])
+            guards.append((node.true_value, _limits(tvm, analyzer, node.condition, False)))
+            guards.append((node.false_value, _limits(tvm, analyzer, node.condition, True)))
         elif isinstance(node, tvm.expr.Reduce) and not (
             isinstance(node.condition, tvm.expr.UIntImm) and node.condition.value == 1
         ):
-            branches.extend(node.source)
+            guards.extend((source, _limits(tvm, analyzer, node.condition, False)) for source in node.source)
 
     tvm.ir_pass.PostOrderVisit(expr, visit)
-    reads = []
-    for branch in branches:
-        tvm.ir_pass.PostOrderVisit(branch, lambda n: reads.append(n) if isinstance(n, tvm.expr.Call) else None)
-    return reads
+    return guards
 
 
 def _tensor_reads(tvm, expr):
@@ -125,30 +162,44 @@ def _tensor_reads(tvm, expr):
 
 
 def _check_bounds(tvm, op):
-    """Invalid at the first read of a stage outside its tensor's shape (not under a condition): what AKG
-    would read there is no element of the tensor. Index ranges come from tvm's bound analysis over the stage's
-    axes and reduce axes."""
-    analyzer = tvm.arith.Analyzer()
-    for axis in list(op.axis) + list(op.reduce_axis):
-        analyzer.bind(axis.var, axis.dom)
+    """Invalid at the first read of a stage outside its tensor's shape: what AKG would read there is no
+    element of the tensor. Index ranges come from tvm's bound analysis over the stage's axes and reduce axes,
+    narrowed by the conditions a read is under (padding reads past the edge only where its condition does
+    not hold); a read under a condition that is not a simple comparison of axes is left to AKG."""
+    axes = {axis.var.name: axis for axis in list(op.axis) + list(op.reduce_axis)}
+    base = tvm.arith.Analyzer()
     for body in op.body:
-        guarded = _guarded(tvm, body)
+        guards = [(_tensor_reads(tvm, branch), limits) for branch, limits in _guards(tvm, base, body)]
         for read in _tensor_reads(tvm, body):
-            if any(read.same_as(g) for g in guarded):
+            around = [limits for reads, limits in guards if any(read.same_as(r) for r in reads)]
+            if any(limits is None for limits in around):
                 continue
-            shape = [d.value for d in read.func.output(read.value_index).shape]
-            for axis, extent in enumerate(shape):
-                index = read.args[axis]
-                bound = analyzer.const_int_bound(index)
-                if (
-                    abs(bound.min_value) < 2**62
-                    and abs(bound.max_value) < 2**62
-                    and (bound.min_value < 0 or bound.max_value >= extent)
-                ):
-                    raise Invalid(
-                        f"stage {op.name} reads {read.name} at {index} in [{bound.min_value}, {bound.max_value}], "
-                        f"outside its shape {shape}"
-                    )
+            analyzer = tvm.arith.Analyzer()
+            for name, axis in axes.items():
+                low, high = axis.dom.min.value, axis.dom.min.value + axis.dom.extent.value - 1
+                for limits in around:
+                    low, high = max(low, limits.get(name, (low, high))[0]), min(high, limits.get(name, (low, high))[1])
+                if low > high:  # this read never happens
+                    break
+                analyzer.bind(axis.var, tvm.Range(low, high + 1))
+            else:
+                _check_read(tvm, analyzer, op, read)
+
+
+def _check_read(tvm, analyzer, op, read):
+    shape = [d.value for d in read.func.output(read.value_index).shape]
+    for axis, extent in enumerate(shape):
+        index = read.args[axis]
+        bound = analyzer.const_int_bound(index)
+        if (
+            abs(bound.min_value) < 2**62
+            and abs(bound.max_value) < 2**62
+            and (bound.min_value < 0 or bound.max_value >= extent)
+        ):
+            raise Invalid(
+                f"stage {op.name} reads {read.name} at {index} in [{bound.min_value}, {bound.max_value}], "
+                f"outside its shape {shape}"
+            )
 
 
 def _walk(tvm, outputs, placeholders):

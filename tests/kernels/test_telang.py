@@ -238,6 +238,20 @@ def test_a_read_outside_a_tensor_is_refused_unless_a_condition_guards_it() -> No
         outputs_of(past)
 
 
+def test_a_condition_guards_only_the_reads_it_keeps_in_range() -> None:
+    """Padding that kept one side of its condition (a reduction dropped `i < 9`) reads past the input's end:
+    refused, as the reduced case of ascend_telang_conv2d_realize_compress once was. Reads in the `else`
+    branch are checked under the negated condition; a condition that is not a comparison of an axis with a
+    constant guards its reads unchecked."""
+    one_sided = telang(PADDED.replace("tvm.all(i >= 1, i < 9)", "i >= 1"), (8,))
+    with pytest.raises(InvalidKernel, match=r"stage p reads input_0 at \(i - 1\) in \[0, 8\], outside its shape \[8\]"):
+        outputs_of(one_sided)
+    other_branch = PADDED.replace("a[i - 1], 0.0)", "0.0, a[i])").replace("tvm.all(i >= 1, i < 9)", "i >= 8")
+    assert outputs_of(telang(other_branch, (8,))) == (TensorSpec((8,), "float32"),)
+    on_data = PADDED.replace("tvm.all(i >= 1, i < 9)", "a[0] > 0.0")
+    assert outputs_of(telang(on_data, (8,))) == (TensorSpec((8,), "float32"),)
+
+
 def test_an_elementwise_max_is_simplified_and_a_max_reduction_is_not() -> None:
     relu = (
         "def f(a):\n    k = tvm.reduce_axis((0, 4), name='k')\n"
