@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -133,21 +134,25 @@ class _Evidence:
     def outcome(self, case: Case) -> str:
         return self.oracle.outcome(case) if self.oracle is not None else "not tried"
 
+    def tried(self, change: Callable[[Case], Case], words: str, on_original: bool = True) -> tuple[str, str | None]:
+        """(outcome of the minimal case, of the original) with `change` made, said as `words`; the original
+        is tried only when the minimal case no longer fails the same way (and `on_original`)."""
+        small = self.outcome(change(self.case))
+        self.facts.append(f"with {words}, {_outcome_words(small)}")
+        if small == SAME_FAILURE or not on_original:
+            return small, None
+        big = self.outcome(change(self.original))
+        self.facts.append(f"the original with {words}: {_outcome_words(big)}")
+        return small, big
+
     def with_attr(self, name: str, value: Any, words: str) -> tuple[str, str | None]:
-        """(outcome of the minimal case, of the original) with attr `name` set to `value` (or _DROP); the
-        original is tried only when the minimal case no longer fails the same way and has that attr."""
+        """tried() with attr `name` set to `value` (or _DROP), on the original only when it has that attr."""
 
         def changed(case: Case) -> Case:
             attrs = {k: v for k, v in case.attrs.items() if k != name}
             return case.with_(attrs=attrs if value is _DROP else {**attrs, name: value})
 
-        small = self.outcome(changed(self.case))
-        self.facts.append(f"with the attr `{name}` {words}, {_outcome_words(small)}")
-        if small == SAME_FAILURE or name not in self.original.attrs:
-            return small, None
-        big = self.outcome(changed(self.original))
-        self.facts.append(f"the original with the attr `{name}` {words}: {_outcome_words(big)}")
-        return small, big
+        return self.tried(changed, f"the attr `{name}` {words}", name in self.original.attrs)
 
     def without_attr(self, name: str) -> tuple[str, str | None]:
         return self.with_attr(name, _DROP, "left out")
@@ -276,6 +281,11 @@ def _usage(ev: _Evidence) -> Triage | None:
     return None
 
 
+def _compiles_then(small: str, big: str | None) -> bool:
+    """Whether a change made the original compile (or the minimal case, when the original was not tried)."""
+    return big == PASSES or (big is None and small == PASSES)
+
+
 def _unsupported_dtype(ev: _Evidence) -> Triage | None:
     """The message says a step of AKG takes one dtype only and names the case's: when the inputs in that
     dtype make the failure go away, it is a limitation of that step the user can go round, not a crash."""
@@ -287,19 +297,10 @@ def _unsupported_dtype(ev: _Evidence) -> Triage | None:
     if not named:
         return None
     change = dict.fromkeys(named, wanted)
-    small_case = kind_of(ev.case).with_dtypes(ev.case, change)
-    if small_case is None:
-        return None
-    small = ev.outcome(small_case)
     words = f"the inputs in {wanted} instead of {', '.join(named)}"
-    ev.facts.append(f"the message says only {wanted} is supported; with {words}, {_outcome_words(small)}")
-    if small == SAME_FAILURE:
-        return None
-    big_case = kind_of(ev.original).with_dtypes(ev.original, change)
-    big = ev.outcome(big_case) if big_case is not None else None
-    if big is not None:
-        ev.facts.append(f"the original with {words}: {_outcome_words(big)}")
-    if big != PASSES and not (big is None and small == PASSES):
+    ev.facts.append(f"the message says only {wanted} is supported")
+    small, big = ev.tried(lambda case: kind_of(case).with_dtypes(case, change) or case, words)
+    if not _compiles_then(small, big):
         return None
     step = ev.message.split(" only ", 1)[0].strip() or "a step of AKG"
     return ev.verdict(
@@ -336,7 +337,7 @@ def _retyped_usage(ev: _Evidence, name: str) -> Triage | None:
     value = ev.original.attrs.get(name, ev.case.attrs[name])
     for words, form in _retyped(value):
         small, big = ev.with_attr(name, form, words)
-        if big == PASSES or (big is None and small == PASSES):
+        if _compiles_then(small, big):
             return ev.verdict(
                 USAGE_ERROR,
                 f"the failure needs the attr `{name}` = {_shown(value)}, a {type(value).__name__}, and "
