@@ -307,7 +307,7 @@ def _unsupported_dtype(ev: _Evidence) -> Triage | None:
         USAGE_ERROR,
         f"`{step}` takes {wanted} only and the kernel computes in {', '.join(named)}: "
         + _gone(small, big, f"with {words}"),
-        f"compute this op in {wanted} (cast the inputs to {wanted} before the Custom op and back after it); "
+        f"compute this op in {wanted} (cast its inputs to {wanted} and its result back); "
         "this is a limitation of that step of AKG, not a crash: do not file it upstream",
     )
 

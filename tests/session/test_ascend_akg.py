@@ -19,7 +19,8 @@ from conftest import CORPUS, SharedReductions, needs_akg, needs_ascend
 
 from reducer.compile import toolchains
 from reducer.inputs.crash_yaml import load_case
-from reducer.kernels.kinds import size_of
+from reducer.inputs.load import load_input
+from reducer.kernels.kinds import GRAPH, size_of
 
 pytestmark = [pytest.mark.akg, needs_akg]
 
@@ -118,6 +119,23 @@ def test_a_float32_reduction_on_ascend_is_a_usage_error_with_float16_as_the_way_
     assert "the original with the inputs in float16 instead of float32: the kernel compiles" in triage["evidence"]
     assert (bundle / "ISSUE.md").read_text().startswith("> **Not an AKG bug: a usage error.**")
     assert run.stdout.strip().splitlines()[-1].startswith("what to do: compute this op in float16")
+
+
+@pytest.mark.timeout(300)
+def test_a_fused_graph_on_ascend_meets_the_same_emitter_and_gets_the_same_way_out(
+    ascend_python: str, tmp_path: Path
+) -> None:
+    """The PointNet classifier's log-softmax graph as MindSpore writes it for Ascend (`"process": "aicore"`,
+    no target_info): its float32 ReduceMax meets the float16-only emitter; in float16 the original compiles."""
+    graph = load_input(CORPUS / "pointnet_cls_logsoftmax_hang" / "crash.yaml")
+    info = tmp_path / "Fused_MatMul_Add_ReduceMax_Sub_Exp_ReduceSum_Log_Sub_fusion_2.info"
+    info.write_text(json.dumps(GRAPH.graph(GRAPH.on_target(graph, "aicore"))))
+    run = reduce_cli(str(info), "-o", str(tmp_path / "out"), "-j", "2", "--no-diagnosis")
+    assert run.returncode == 0, run.stderr[-3000:]
+    reduction = json.loads((tmp_path / "out" / f"{info.stem}-aicore" / "reduction.json").read_text())
+    assert reduction["signature"]["location"] == "insn_builder_vector.cc:813"
+    assert reduction["triage"]["verdict"] == "usage-error"
+    assert reduction["triage"]["reason"].endswith("with the inputs in float16 instead of float32 the original compiles")
 
 
 @pytest.mark.timeout(300)
