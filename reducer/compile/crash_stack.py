@@ -14,12 +14,17 @@ import cxxfilt
 
 KEEP_FRAMES = 4
 BACKTRACE_DEPTH = 60  # innermost frames gdb prints; recursion below an IRMutator goes thousands deep
+# ... so gdb also prints the outermost ones: a crash deep in a recursion (a stack overflow) is placed by the
+# pass that recursed, `air::ir::LoopUnroller::Mutate_` 47,000 frames above the crash.
+OUTER_DEPTH = 40
 AKG_LIBRARY = "libakg.so"
 # The libraries whose symbols gdb reads: AKG's, and those an abort unwinds through on its way out of AKG.
 UNWIND_THROUGH = ("libc.so", "libstdc++", "libgcc_s", AKG_LIBRARY)
 # #3  0x00007fffe98b7642 in air::NodeFunctor<...>::operator()(...) const () from /x/libakg.so
 # #0  __pthread_kill_implementation (threadid=...) at ./nptl/pthread_kill.c:44
-_FRAME = re.compile(r"^#\d+\s+(?:(?P<addr>0x[0-9a-fA-F]+) in )?(?P<body>.+?)(?: from (?P<lib>\S+)| at (?P<src>\S+))?$")
+_FRAME = re.compile(
+    r"^#(?P<number>\d+)\s+(?:(?P<addr>0x[0-9a-fA-F]+) in )?(?P<body>.+?)(?: from (?P<lib>\S+)| at (?P<src>\S+))?$"
+)
 _LIBRARY = re.compile(r"^(?P<start>0x[0-9a-fA-F]+)\s+0x[0-9a-fA-F]+\s+\S+\s+(?:\(\*\)\s+)?(?P<path>\S+)$")
 # Frames every crash below an IR pass goes through: they name the machinery, not the place.
 _GENERIC = (
@@ -33,6 +38,7 @@ _GENERIC = (
     "air::NodeRef::",
     "air::ObjectRef::",
     "MutateArray",
+    "air::ir::MutateArray",
     "std::",
     "__gnu_cxx::",
 )
@@ -59,7 +65,7 @@ def _options(actions: tuple[str, ...]) -> list[str]:
         "set demangle-style none",  # demangling all of libakg.so's symbols costs 0.45 s: only the frames are
     )
     loads = tuple(f"sharedlibrary {name}" for name in UNWIND_THROUGH)
-    after = (*loads, f"bt {BACKTRACE_DEPTH}", "info sharedlibrary")
+    after = (*loads, f"bt {BACKTRACE_DEPTH}", f"bt -{OUTER_DEPTH}", "info sharedlibrary")
     return [
         "-nx",
         "-batch",
@@ -137,16 +143,25 @@ def _in_akg(frame: re.Match[str]) -> bool:
 
 def frames(gdb_output: str) -> tuple[str, ...]:
     """The innermost frames of AKG's library in gdb's backtrace, from AKG's own innermost function outward,
-    generic ones skipped: their function names, or, when none has a symbol, `libakg.so+0x...` offsets from
-    the library's text."""
+    generic ones skipped: their function names; when none of the innermost has one (a recursion thousands
+    deep), the named frames of the outermost print, innermost first (the pass that recursed); else
+    `libakg.so+0x...` offsets from the library's text."""
     starts = _library_starts(gdb_output)
     named: list[str] = []
     unnamed: list[str] = []
+    outer: list[str] = []
+    seen: set[int] = set()  # a stack shallower than both prints is printed twice
     for line in gdb_output.splitlines():
         match = _FRAME.match(line.strip())
-        if match is None or not _in_akg(match):
+        if match is None or not _in_akg(match) or int(match["number"]) in seen:
             continue
+        seen.add(int(match["number"]))
         body = match["body"]
+        if int(match["number"]) >= BACKTRACE_DEPTH:
+            name = _bare(_symbol(body)) if not body.startswith("?? ") else ""
+            if name and not is_generic(name) and name not in outer:
+                outer.append(name)
+            continue
         if body.startswith("?? "):
             if match["addr"] and match["lib"] in starts:
                 unnamed.append(f"{AKG_LIBRARY}+{int(match['addr'], 16) - starts[match['lib']]:#x}")
@@ -157,4 +172,4 @@ def frames(gdb_output: str) -> tuple[str, ...]:
     # TVM's helpers below AKG's innermost frame (air::floordiv) are inlined in one release and not in the
     # next: the place is AKG's own code.
     own = next((i for i, name in enumerate(named) if name.startswith("akg::")), 0)
-    return tuple((named[own:] or unnamed)[:KEEP_FRAMES])
+    return tuple((named[own:] or outer or unnamed)[:KEEP_FRAMES])

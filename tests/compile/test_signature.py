@@ -158,6 +158,15 @@ def test_frames_without_symbols_are_named_by_their_offset_in_the_library() -> No
     assert crash_stack.frames("\n".join(lines)) == tuple(f"libakg.so+{i:#x}" for i in range(4))
 
 
+def test_a_crash_deep_in_a_recursion_is_placed_by_the_pass_that_recursed() -> None:
+    """fp16_buffer_load on MindSpore 2.7.2's Ascend build overflows the stack 47,546 frames deep in loop
+    unrolling: the 60 innermost frames are all IRMutator machinery, the 40 outermost name the pass."""
+    sig = crash("fp16_buffer_load_aicore_ms2.7.2.gdb.txt")
+    assert sig.frames[:3] == ("air::ir::LoopUnroller::Mutate_", "air::ir::UnrollLoop", "akg::PassMgr::Run")
+    other = crash("pointnet_head_segv_ms2.10.0.gdb.txt")
+    assert sig.bug_key() != other.bug_key() and why_unplaced(sig) is None
+
+
 def test_a_check_is_the_same_bug_on_an_older_release() -> None:
     """fp16_buffer_load on MindSpore 2.9.0 fails at buffer.cc:324, on 2.10.0 at buffer.cc:323: one bug."""
     now = signature_of(outcome((DATA / "stage" / "fp16_buffer_load.log").read_text()), 60)
