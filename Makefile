@@ -33,7 +33,7 @@ ascend: install
 
 demo: install
 	$(BIN)/reduce corpus/$(CASE)/crash.yaml -o $(OUT) -j $(JOBS)
-	@echo "bundle: $(OUT)/$(CASE)/ (ISSUE.md, repro.py, kernel.info, ...) and $(OUT)/$(CASE).tar.gz"
+	@echo "the bundle named above holds ISSUE.md, repro.py, kernel.info, ...; its .tar.gz lies beside it"
 
 test: install ascend
 	$(BIN)/ruff check reducer tests bench
