@@ -153,11 +153,11 @@ def frames(gdb_output: str) -> tuple[str, ...]:
     seen: set[int] = set()  # a stack shallower than both prints is printed twice
     for line in gdb_output.splitlines():
         match = _FRAME.match(line.strip())
-        if match is None or not _in_akg(match) or int(match["number"]) in seen:
+        if match is None or not _in_akg(match) or (number := int(match["number"])) in seen:
             continue
-        seen.add(int(match["number"]))
+        seen.add(number)
         body = match["body"]
-        if int(match["number"]) >= BACKTRACE_DEPTH:
+        if number >= BACKTRACE_DEPTH:
             name = _bare(_symbol(body)) if not body.startswith("?? ") else ""
             if name and not is_generic(name) and name not in outer:
                 outer.append(name)

@@ -108,9 +108,7 @@ def _limits(tvm, analyzer, cond, negate):
         if isinstance(node, tvm.expr.And) and not negate:
             todo += [node.a, node.b]
         else:
-            conjuncts.append(node)
-    if negate and len(conjuncts) != 1:
-        return None
+            conjuncts.append(node)  # negated, a conjunction stays whole and says nothing (not a comparison)
     limits = {}
     for node in conjuncts:
         kind = type(node).__name__
@@ -178,7 +176,8 @@ def _check_bounds(tvm, op):
             for name, axis in axes.items():
                 low, high = axis.dom.min.value, axis.dom.min.value + axis.dom.extent.value - 1
                 for limits in around:
-                    low, high = max(low, limits.get(name, (low, high))[0]), min(high, limits.get(name, (low, high))[1])
+                    lowest, highest = limits.get(name, (low, high))
+                    low, high = max(low, lowest), min(high, highest)
                 if low > high:  # this read never happens
                     break
                 analyzer.bind(axis.var, tvm.Range(low, high + 1))
