@@ -13,6 +13,7 @@ import threading
 from pathlib import Path
 
 from reducer.compile.signature import SIGNATURE_FORMAT, Signature
+from reducer.core.files import user_cache_dir
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS signatures (
@@ -28,8 +29,7 @@ def default_cache_path() -> Path:
     """$AKG_REDUCE_CACHE, else $XDG_CACHE_HOME/akg-reduce/compiles.sqlite (~/.cache by default)."""
     if os.environ.get("AKG_REDUCE_CACHE"):
         return Path(os.environ["AKG_REDUCE_CACHE"])
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return base / "akg-reduce" / "compiles.sqlite"
+    return user_cache_dir() / "compiles.sqlite"
 
 
 def compile_key(identity: dict[str, str], compiler_input: dict[str, object]) -> str:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from reducer.core.errors import InputError
-from reducer.core.files import write_atomic
+from reducer.core.files import user_cache_dir, write_atomic
 
 
 @dataclass(frozen=True)
@@ -48,7 +48,7 @@ def toolchains_dir() -> Path:
     """$AKG_REDUCE_TOOLCHAINS, else $XDG_CACHE_HOME/akg-reduce/toolchains (~/.cache by default)."""
     if os.environ.get("AKG_REDUCE_TOOLCHAINS"):
         return Path(os.environ["AKG_REDUCE_TOOLCHAINS"])
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "akg-reduce" / "toolchains"
+    return user_cache_dir() / "toolchains"
 
 
 def venv_of(release: Release) -> Path:

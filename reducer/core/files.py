@@ -1,5 +1,5 @@
-"""Writing files so a reader never sees half of one, and the digest of a JSON value that keys caches
-and names things."""
+"""Writing files so a reader never sees half of one, the digest of a JSON value that keys caches and
+names things, and where the tool keeps what it caches for the user."""
 
 from __future__ import annotations
 
@@ -27,3 +27,8 @@ def write_atomic(path: Path, data: str | bytes, mode: int = 0o644) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def user_cache_dir() -> Path:
+    """$XDG_CACHE_HOME/akg-reduce (~/.cache by default): the compile cache and the installed toolchains."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "akg-reduce"
