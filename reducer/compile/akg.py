@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from reducer.compile import crash_stack, toolchains
-from reducer.compile.builds import PLUGINS, AkgBuild, choose_build, codegen_facts, cuda_facts, shipped
+from reducer.compile.builds import PLUGINS, AkgBuild, ccec, choose_build, cuda_facts, shipped
 from reducer.compile.cache import compile_key
 from reducer.compile.nvcc import STOPPED, nvcc_env, with_architecture
 from reducer.compile.sandbox import HangCheck, Outcome, Running, read_capped, run_sandboxed, supervise
@@ -379,7 +379,7 @@ def cache_key(case: Case, outputs: tuple[TensorSpec, ...]) -> str:
         compiler_input["mismatch"] = mismatch_spec(case, outputs)
         identity["check_sha256"] = hashlib.sha256(Path(MISMATCH_SCRIPT).read_bytes()).hexdigest()
     if case.target == "aicore":  # how far the Ascend pipeline gets depends on CANN's compiler being here
-        identity["ascend_machine"] = codegen_facts("aicore")[1]
+        identity["ccec"] = ccec() or ""
     if case.target == "cuda":  # how far the GPU pipeline gets depends on the machine's GPU and nvcc
         identity["cuda_machine"] = json.dumps(cuda_facts(), sort_keys=True)
         identity["nvcc"] = STOPPED  # only search compiles are stored, and those stop before nvcc

@@ -85,12 +85,17 @@ def cuda_facts() -> dict[str, object]:
     return {"gpu": shutil.which("nvidia-smi") is not None, "nvcc": shutil.which("nvcc"), "cuda": machine_cuda()}
 
 
+def ccec() -> str | None:
+    """CANN's CCE compiler, which takes an aicore compile on past AKG's passes, when it is on PATH."""
+    return shutil.which("ccec")
+
+
 def codegen_facts(target: str) -> tuple[str, str, str]:
     """For a kernel that passes AKG's pipeline of `target` and stops where its code generator would take over:
     the pipeline's name, what this machine has of that code generator, and what the step is."""
     if target == "aicore":
-        ccec = shutil.which("ccec")
-        return "Ascend", f"ccec at {ccec}" if ccec else "no ccec on PATH", "CANN's code generation"
+        found = ccec()
+        return "Ascend", f"ccec at {found}" if found else "no ccec on PATH", "CANN's code generation"
     facts = cuda_facts()
     has = f"GPU {'yes' if facts['gpu'] else 'no'}, nvcc {facts['nvcc'] or 'none'}, CUDA {facts['cuda'] or 'none'}"
     return "GPU", has, "CUDA code generation and the CUDA toolkit"
@@ -98,9 +103,9 @@ def codegen_facts(target: str) -> tuple[str, str, str]:
 
 def ascend_pipeline_reach() -> str:
     """How far an aicore compile gets on this machine, for the bundle."""
-    ccec = shutil.which("ccec")
-    if ccec:
-        return f"AKG's whole Ascend pipeline and CCE compilation by CANN's ccec ({ccec}); no NPU runs the kernel"
+    found = ccec()
+    if found:
+        return f"AKG's whole Ascend pipeline and CCE compilation by CANN's ccec ({found}); no NPU runs the kernel"
     return "AKG's whole Ascend pipeline up to CCE code generation (no CANN here: its ccec would go on)"
 
 
