@@ -146,15 +146,15 @@ class HybridKernel(_CustomFunction):
 class TeLangKernel(_CustomFunction):
     """A TeLang function (`func_type` tvm_compute): called with one placeholder per input, it returns the
     output tensors of its `tvm.compute` stages. Every output element is defined by its compute, and one that
-    reads a tensor outside its shape (but under a condition, as padding does) is no valid kernel: every valid
-    one is well-formed."""
+    reads a tensor outside its shape where the read's condition holds (padding reads past the edge only where
+    it does not) is no valid kernel: every valid one is well-formed."""
 
     name = "telang"
     label = "TeLang kernel"
     custom_func_type = "akg"
     well_formedness = (
-        "every element of every output is defined by its `tvm.compute` (by construction), and no read outside a "
-        "condition indexes a tensor outside its shape (checked by tvm's bound analysis, for every candidate)"
+        "every element of every output is defined by its `tvm.compute` (by construction), and no read indexes a "
+        "tensor outside its shape where its condition holds (checked by tvm's bound analysis, for every candidate)"
     )
 
     def outputs(self, case: Case) -> tuple[TensorSpec, ...]:
