@@ -19,8 +19,8 @@ from rich.console import Console
 from rich.progress import Progress, TextColumn
 
 from reducer.bundle.write import bundle_triage
-from reducer.capture.pipeline import CaptureOptions
-from reducer.capture.sources import Limits, NothingFailed, capture, from_log
+from reducer.capture.pipeline import NOT_CHECKED, RIGHT, CaptureOptions
+from reducer.capture.sources import Limits, NothingFailed, ResultsCheck, capture, from_log
 from reducer.compile.akg import akg_build as build_for
 from reducer.compile.akg import find_toolchain, target_interpreter
 from reducer.compile.builds import TARGET_BUILDS, choose_build
@@ -125,8 +125,14 @@ def _report(report: dict[str, Any], output: Path) -> None:
         then = k.get("bundle") or (f"same bug as {k['duplicate_of']}" if "duplicate_of" in k else k["status"])
         verdict = f"  ({k['verdict']})" if k.get("verdict") else ""
         out.print(f"{k['name']}: {k['signature']}  ->  {then}{verdict}", markup=False)
+        for way_out in (w for w in k.get("run_workarounds", []) if w["passes"]):
+            out.print(f"  way out, verified on the run: {way_out['setting']}", markup=False)
     for k in report["not_reproduced"]:
         out.print(f"{k['name']}: not reproduced alone: {k['why']}")
+    for k in report.get(NOT_CHECKED, []):
+        out.print(f"{k['name']}: results not checked: {k['why']}")
+    if report.get(RIGHT):
+        out.print(f"computes what the reference says: {', '.join(k['name'] for k in report[RIGHT])}")
     out.print(f"report: {output / 'capture.json'}")
     if report["cut_off"]:
         cut = "; ".join(f"{c['name']}: {c['why']}" for c in report["cut_off"])
@@ -243,6 +249,11 @@ def toolchain_command(
 
 NO_REDUCE_HELP = "write and check the crash.yaml of each failing kernel, do not reduce"
 CAPTURE_TIMEOUT_HELP = "seconds the command may run (a run stalled on a compile that died ends sooner)"
+CHECK_RESULTS_HELP = (
+    "when no compile fails but the run does (a failed assertion on its results), check what every kernel it "
+    "built computes against a reference, and reduce the wrong ones"
+)
+CHECK_ALWAYS_HELP = "check what the kernels compute even when the run passes (implies --check-results)"
 
 
 @app.command("capture", context_settings={"allow_interspersed_args": False})
@@ -255,13 +266,17 @@ def capture_command(
     jobs: Annotated[int, typer.Option("-j", "--jobs", min=1, help="compiles at once")] = os.cpu_count() or 1,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="do not read or write the persistent cache")] = False,
     no_diagnosis: Annotated[bool, typer.Option("--no-diagnosis", help="bundles without the diagnosis")] = False,
+    check_results: Annotated[bool, typer.Option("--check-results", help=CHECK_RESULTS_HELP)] = False,
+    check_always: Annotated[bool, typer.Option("--check-always", help=CHECK_ALWAYS_HELP)] = False,
 ) -> None:
     """Run COMMAND (your MindSpore script) here, collect every AKG compile that failed in it, and reduce each
-    distinct failure into OUT/<kernel>/; OUT/capture.json lists what was found."""
+    distinct failure into OUT/<kernel>/; OUT/capture.json lists what was found. With --check-results, a run
+    that fails with no failing compile has what its kernels compute checked, and the wrong ones reduced."""
     signal.signal(signal.SIGTERM, _interrupt)
     options = _capture_options(jobs, no_cache, no_diagnosis, no_reduce)
+    results = ResultsCheck.ALWAYS if check_always else ResultsCheck.FAILED if check_results else ResultsCheck.OFF
     try:
-        report = capture(command, Path.cwd(), dict(os.environ), output, Limits(timeout, memory), options)
+        report = capture(command, Path.cwd(), dict(os.environ), output, Limits(timeout, memory), options, results)
     except InputError as exc:
         raise _fail(EXIT_BAD_INPUT, str(exc)) from None
     except NothingFailed as exc:

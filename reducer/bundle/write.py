@@ -4,6 +4,7 @@ render ISSUE.md and repro.py from templates, and publish the folder and a .tar.g
 from __future__ import annotations
 
 import ast
+import contextlib
 import getpass
 import io
 import json
@@ -20,8 +21,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from reducer.compile.akg import MISMATCH_SCRIPT, Toolchain, host_facts, mismatch_spec, side_files
+import numpy as np
+
+from reducer.compile.akg import GRAPH_REFERENCE, MISMATCH_SCRIPT, Toolchain, host_facts, mismatch_spec, side_files
 from reducer.compile.builds import AkgBuild, ascend_pipeline_reach, cuda_facts
+from reducer.compile.mismatch_run import DETAIL as MISMATCH_DETAIL
+from reducer.compile.mismatch_run import TOLERANCE, make_inputs
 from reducer.compile.nvcc import gpu_pipeline_reach
 from reducer.compile.signature import CODEGEN_STOPS, Signature, message_regex
 from reducer.compile.toolchains import RELEASES
@@ -41,6 +46,7 @@ from reducer.kernels.size import Size
 MARKER = ".akg-reduce-bundle"
 SECRET_NAME = re.compile(r"TOKEN|KEY|PASSWORD|SECRET|PASSWD|CREDENTIAL", re.IGNORECASE)
 KEY_LOG_LINES = 12
+SHOWN_INPUT = 64  # inputs of at most this many elements are shown in a wrong-result ISSUE.md
 _PATH_LIKE = re.compile(r"[^\s'\"(),;=]*[/@][^\s'\"(),;=]*")  # a path, a URL, user@host
 
 
@@ -81,15 +87,33 @@ class Redactor:
 
 
 @dataclass(frozen=True)
+class RunWorkaround:
+    """A setting tried on the user's run itself (a graph-kernel flag) and what the run then did."""
+
+    setting: str  # e.g. "MS_DEV_GRAPH_KERNEL_FLAGS='--disable_cluster_ops=Transpose'"
+    outcome: str  # e.g. "the run passes (exit status 0)"
+    passes: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"setting": self.setting, "outcome": self.outcome, "passes": self.passes}
+
+
+@dataclass(frozen=True)
 class Origin:
     """Where a kernel captured from a user's MindSpore run came from, as the user saw that run."""
 
     run: str  # e.g. "`python train.py` (exit status 1)" or "the log run.log"
     kernel_from: str  # e.g. "akg_kernel_meta/Fused_Custom_1.info, written by the run"
     final_error: str  # the run's last error line, e.g. "RuntimeError: Response is empty."
+    run_workarounds: tuple[RunWorkaround, ...] = ()  # tried on the run itself, in order
 
-    def to_dict(self) -> dict[str, str]:
-        return {"run": self.run, "kernel_from": self.kernel_from, "final_error": self.final_error}
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "run": self.run,
+            "kernel_from": self.kernel_from,
+            "final_error": self.final_error,
+            "run_workarounds": [w.to_dict() for w in self.run_workarounds],
+        }
 
 
 @dataclass
@@ -143,14 +167,20 @@ def _render(template: str, **context: Any) -> str:
 
 
 def _mismatch_repro(case: Case, outputs: tuple[TensorSpec, ...]) -> str:
-    """The wrong-result runner (compile/mismatch_run.py) up to its main guard, with the case's spec and a
-    main guard that runs it: a script that needs only MindSpore."""
+    """The wrong-result runner (compile/mismatch_run.py) up to its main guard, with the case's spec, the numpy
+    reference of a graph, and a main guard that runs it: a script that needs only MindSpore."""
     runner = Path(MISMATCH_SCRIPT).read_text()
     guard = next(
         node for node in ast.parse(runner).body if isinstance(node, ast.If) and "__main__" in ast.unparse(node.test)
     )
-    spec = pprint.pformat(mismatch_spec(case, outputs), sort_dicts=False, width=110)
-    return _render("mismatch_repro.py.j2", runner="\n".join(runner.splitlines()[: guard.lineno - 1]), spec=spec)
+    spec = mismatch_spec(case, outputs)
+    reference = Path(GRAPH_REFERENCE).read_text() if spec["kernel"] == "graph" else ""
+    return _render(
+        "mismatch_repro.py.j2",
+        runner="\n".join(runner.splitlines()[: guard.lineno - 1]),
+        spec=pprint.pformat(spec, sort_dicts=False, width=110),
+        reference=reference,
+    )
 
 
 def _repro_timeout(case: Case) -> int:
@@ -252,12 +282,46 @@ def _issue(
         diagnosis=b.diagnosis,
         targets_summary=summary(b.diagnosis.targets) if b.diagnosis else "",
         mismatch=reduced.mismatch,
+        results=_results(b, reduced) if reduced.mismatch else None,
         origin=b.origin,
         triage=b.triage,
         well_formed=_well_formed(b),
         well_formedness=kind.well_formedness,
         repro_timeout=_repro_timeout(reduced),
     )
+
+
+def _results(b: BundleInput, reduced: Case) -> dict[str, Any]:
+    """What ISSUE.md says of a wrong result: how the kernel ran and against what, the tolerance, the worst
+    output's max error and wrong elements and what else the kernel did wrong (the check's detail line in the
+    final log), and the inputs (the small ones in full)."""
+    kind = kind_of(reduced)
+    detail: dict[str, Any] = {}
+    for line in b.log.splitlines():
+        if line.startswith(MISMATCH_DETAIL):
+            with contextlib.suppress(ValueError):
+                detail = json.loads(line[len(MISMATCH_DETAIL) :])
+    assert reduced.mismatch is not None
+    if reduced.mismatch.tolerance is not None:
+        tolerance = f"{reduced.mismatch.tolerance:g}"
+    else:
+        tolerance = (
+            "of each output's dtype (" + ", ".join(f"{d} {t:g}" for d, t in TOLERANCE.items()) + "; integers exactly)"
+        )
+    arrays = make_inputs([t.to_dict() for t in reduced.inputs], 0)
+    names = kind.input_names(reduced)
+    shown = {
+        names[i]: np.array2string(a, precision=4, separator=", ", threshold=SHOWN_INPUT, prefix=f"{names[i]} = ")
+        for i, a in enumerate(arrays)
+        if a.size <= SHOWN_INPUT
+    }
+    return {
+        "run": kind.results_run,
+        "reference": kind.results_reference,
+        "tolerance": tolerance,
+        "detail": detail,
+        "inputs": shown,
+    }
 
 
 def _reduction(b: BundleInput, stage: FailingStage) -> dict[str, Any]:

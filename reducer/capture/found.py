@@ -94,6 +94,23 @@ def gather(findings: LogFindings, written: list[WrittenKernel], log_name: str, c
     return _distinct_names(found)
 
 
+def built(written: list[WrittenKernel], cwd: Path | None) -> list[FoundKernel]:
+    """The kernels the run wrote and built: those whose results a wrong-result check looks at."""
+    found = [
+        FoundKernel(
+            folder_name(str(w.info.get("op") or w.path.stem)),
+            w.info,
+            w.path.read_text(encoding="utf-8"),
+            {},
+            f"{shown_path(w.path, cwd)}, built by the run",
+            in_log=False,
+        )
+        for w in written
+        if w.compiled
+    ]
+    return _distinct_names(found)
+
+
 def _distinct_names(found: list[FoundKernel]) -> list[FoundKernel]:
     """Each kernel its own folder: names that are equal, or equal once made folder names ('a/b', 'a_b';
     one op name in two runs of a log), get -2, -3, ..."""

@@ -1,6 +1,10 @@
 """From the failing kernels of a user's run to bundles: write each as a crash.yaml, check that it fails on
 its own the way the run showed, merge kernels that hit one bug, reduce one kernel per bug exactly as
-`reduce` does, and write OUT/capture.json listing what was found and what became of it."""
+`reduce` does, and write OUT/capture.json listing what was found and what became of it.
+
+With `check_results`, the kernels are those the run built, and "fails" means computes a wrong result (the
+wrong-result check, `expect: {kind: mismatch}`): each wrong kernel is its own bug (nothing tells two wrong
+results apart), and the graph-kernel flags that make the run itself pass are tried before it is reduced."""
 
 from __future__ import annotations
 
@@ -11,10 +15,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from reducer.bundle.write import Origin, bundle_triage
+from reducer.bundle.write import Origin, RunWorkaround, bundle_triage
 from reducer.capture.found import FoundKernel, write_case
+from reducer.capture.run_workarounds import Rerun, try_flags
 from reducer.compile.signature import Signature
-from reducer.core.case import Case
+from reducer.core.case import Case, Expectation
 from reducer.core.errors import CompilesFine, InputError, NotFailingError
 from reducer.core.files import write_atomic
 from reducer.inputs.failure_log import LogFindings, clean
@@ -23,6 +28,8 @@ from reducer.kernels.kinds import size_of
 from reducer.session import Events, Settings, original_signature, reduce_case
 
 CASES_DIR = "cases"
+WORKAROUND_LOGS = "run-workarounds"
+WRONG_RESULT = Expectation("mismatch")
 REPORT = "capture.json"
 COMPARED = 60  # characters of a failure message looked for in the run's output
 
@@ -53,6 +60,8 @@ class CaptureOptions:
     reduce: bool = True
     events_for: EventsFor = no_events
     say: Callable[[str], None] = lambda line: None
+    check_results: bool = False  # the kernels were built fine: check what they compute
+    rerun: Rerun | None = None  # the user's command again, to verify a workaround on the run itself
 
 
 def _seen_in_run(sig: Signature, findings: LogFindings, log: str) -> bool:
@@ -75,14 +84,35 @@ class _Checked:
 
     @property
     def bug(self) -> str:
-        return Signature.bug_of({**self.signature.to_dict(), "target": self.case.target})
+        bug = Signature.bug_of({**self.signature.to_dict(), "target": self.case.target})
+        return f"{bug}:{self.kernel.name}" if self.case.mismatch else bug
 
 
 def _header(kernel: FoundKernel, facts: RunFacts) -> str:
     return f"Captured by akg-reduce from {facts.run}.\nThe kernel: {kernel.where}."
 
 
-NOT_REPRODUCED, NOT_FAILING = "not_reproduced", "not_failing"
+NOT_REPRODUCED, NOT_FAILING, RIGHT, NOT_CHECKED = "not_reproduced", "not_failing", "computes_right", "not_checked"
+
+
+def _check_result(
+    kernel: FoundKernel, env: dict[str, str], out: Path, facts: RunFacts
+) -> _Checked | tuple[str, dict[str, Any]]:
+    """A kernel the run built, written as a wrong-result case and checked once: the checked case, or the
+    report list it goes to (RIGHT, NOT_CHECKED when the check cannot run it, NOT_REPRODUCED) and why."""
+    folder = out / CASES_DIR / kernel.name
+    crash = write_case(kernel, env, folder, _header(kernel, facts), WRONG_RESULT)
+    entry: dict[str, Any] = {"name": kernel.name, "found_in": kernel.where, "crash_yaml": str(crash)}
+    try:
+        case = load_input(crash)
+        sig = original_signature(case, runs=1).signature
+    except InputError as exc:
+        return NOT_CHECKED, {**entry, "why": str(exc)}
+    except CompilesFine:
+        return RIGHT, entry
+    except NotFailingError as exc:
+        return NOT_REPRODUCED, {**entry, "why": str(exc)}
+    return _Checked(kernel, crash, case, sig)
 
 
 def _check(
@@ -128,9 +158,15 @@ def process(
     log = clean(log)
     checked: list[_Checked] = []
     unchecked: dict[str, list[dict[str, Any]]] = {NOT_REPRODUCED: [], NOT_FAILING: []}
+    if options.check_results:
+        unchecked |= {RIGHT: [], NOT_CHECKED: []}
     for kernel in kernels:
-        options.say(f"checking {kernel.name} alone ({kernel.where})")
-        outcome = _check(kernel, env, out, facts, findings, log)
+        if options.check_results:
+            options.say(f"checking what {kernel.name} computes ({kernel.where})")
+            outcome = _check_result(kernel, env, out, facts)
+        else:
+            options.say(f"checking {kernel.name} alone ({kernel.where})")
+            outcome = _check(kernel, env, out, facts, findings, log)
         if isinstance(outcome, _Checked):
             checked.append(outcome)
         else:
@@ -169,7 +205,13 @@ def process(
 
 
 def _reduce(item: _Checked, facts: RunFacts, out: Path, options: CaptureOptions) -> dict[str, Any]:
-    origin = Origin(facts.run, item.kernel.where, facts.final_error)
+    tried: list[RunWorkaround] = []
+    if item.case.mismatch is not None and options.rerun is not None:
+        options.say(f"trying graph-kernel flags on the run itself, to keep {item.kernel.name} out of it")
+        tried = try_flags(item.kernel.info, options.rerun, out / WORKAROUND_LOGS / item.kernel.name)
+        for workaround in tried:
+            options.say(f"{workaround.setting}: {workaround.outcome}")
+    origin = Origin(facts.run, item.kernel.where, facts.final_error, tuple(tried))
     files = original_files(item.crash_yaml)
     try:
         with options.events_for(item.case) as events:
@@ -177,4 +219,5 @@ def _reduce(item: _Checked, facts: RunFacts, out: Path, options: CaptureOptions)
     except (InputError, NotFailingError) as exc:
         return {"status": "not reduced", "why": str(exc)}
     verdict = (bundle_triage(bundle) or {}).get("label", "")
-    return {"status": "reduced", "bundle": str(bundle), "compiles": stats["compiles"], "verdict": verdict}
+    reduced = {"status": "reduced", "bundle": str(bundle), "compiles": stats["compiles"], "verdict": verdict}
+    return reduced | ({"run_workarounds": [w.to_dict() for w in tried]} if tried else {})

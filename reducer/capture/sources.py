@@ -4,26 +4,40 @@ kernels to pipeline.process."""
 
 from __future__ import annotations
 
+import enum
 import shlex
+import shutil
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from reducer.capture.found import FoundKernel, compile_env, gather, shown_path
-from reducer.capture.pipeline import CaptureOptions, RunFacts, process
+from reducer.capture.found import FoundKernel, built, compile_env, gather, shown_path
+from reducer.capture.pipeline import NOT_CHECKED, NOT_REPRODUCED, RIGHT, CaptureOptions, RunFacts, process
+from reducer.capture.run_workarounds import rerun_of
 from reducer.compile.sandbox import Outcome
 from reducer.compile.user_run import run_command
 from reducer.core.errors import InputError
+from reducer.core.words import counted
 from reducer.inputs.failure_log import LogFindings, read_log
 from reducer.inputs.kernel_meta import meta_dirs, written_kernels
 
 RUN_LOG = "run.log"
+RUN_KERNELS = "run-kernels"  # MindSpore's compile cache for a run whose results are checked: all built afresh
+CACHE_ENV = "MS_COMPILER_CACHE_PATH"
 MTIME_SLACK = 2.0  # seconds: file systems with coarse timestamps
 
 
 class NothingFailed(Exception):
     """The run (or the log) shows no failing AKG compile; the message says what it shows instead."""
+
+
+class ResultsCheck(enum.Enum):
+    """When `capture` checks what the kernels a run built compute: never, when the run fails, always."""
+
+    OFF = "off"
+    FAILED = "failed"
+    ALWAYS = "always"
 
 
 @dataclass(frozen=True)
@@ -53,10 +67,16 @@ def capture(
     out: Path,
     limits: Limits,
     options: CaptureOptions,
+    results: ResultsCheck = ResultsCheck.OFF,
 ) -> dict[str, Any]:
-    """Run `command` in `cwd`, keep its output in OUT/run.log, and process every AKG compile that failed.
-    NothingFailed when none did; the findings of a run killed at its limits are kept."""
+    """Run `command` in `cwd`, keep its output in OUT/run.log, and process every AKG compile that failed;
+    when none failed and `results` says so, check what every kernel the run built computes (MindSpore's
+    compile cache then goes to OUT/run-kernels, fresh, so that the run builds every kernel it uses).
+    NothingFailed when nothing did; the findings of a run killed at its limits are kept."""
     out.mkdir(parents=True, exist_ok=True)
+    if results is not ResultsCheck.OFF:
+        shutil.rmtree(out / RUN_KERNELS, ignore_errors=True)
+        env = {**env, CACHE_ENV: str((out / RUN_KERNELS).resolve())}
     log_path = out / RUN_LOG
     started = time.time() - MTIME_SLACK
     shown = shlex.join(command)
@@ -76,15 +96,39 @@ def capture(
     written = written_kernels(meta_dirs(cwd, env, cache_paths), started)
     kernels = gather(findings, written, RUN_LOG, cwd)
     options.say(f"the command {ended} after {outcome.seconds:.1f} s; {_found(kernels, findings)}")
-    if not kernels and not findings.cut:
-        last = f"; its last error line: {findings.final_error}" if findings.final_error else ""
-        raise NothingFailed(f"nothing failed in AKG: `{shown}` {ended}{last}")
     facts = RunFacts(
         f"`{shown}` in {cwd} ({ended})",
         {"command": command, "cwd": str(cwd), **status, "seconds": round(outcome.seconds, 1), "log": str(log_path)},
         findings.final_error,
     )
-    return process(kernels, findings, text, compile_env(env), facts, out, options)
+    if kernels or findings.cut:
+        return process(kernels, findings, text, compile_env(env), facts, out, options)
+    failed = outcome.returncode != 0
+    last = f"; its last error line: {findings.final_error}" if findings.final_error else ""
+    if results is ResultsCheck.OFF or (results is ResultsCheck.FAILED and not failed):
+        hint = " (to check what the kernels it built compute: --check-results)" if failed else ""
+        raise NothingFailed(f"nothing failed in AKG: `{shown}` {ended}{last}{hint}")
+    checked = built(written, cwd)
+    if not checked:
+        raise NothingFailed(f"nothing to check: `{shown}` {ended} and built no AKG kernel{last}")
+    options.say(f"checking what the {counted(len(checked), 'kernel')} it built compute")
+    rerun = rerun_of(command, cwd, env, limits.timeout, limits.memory_mb) if failed else None
+    report = process(
+        checked, findings, text, compile_env(env), facts, out, replace(options, check_results=True, rerun=rerun)
+    )
+    if not report["kernels"]:
+        raise NothingFailed(f"nothing wrong in AKG: {_checked_results(report)} (`{shown}` {ended}{last})")
+    return report
+
+
+def _checked_results(report: dict[str, Any]) -> str:
+    """What the wrong-result checks of a run's kernels found, none of them wrong."""
+    right, unchecked, odd = (report.get(k, []) for k in (RIGHT, NOT_CHECKED, NOT_REPRODUCED))
+    parts = [f"every kernel checked computes what its reference says ({', '.join(k['name'] for k in right)})"]
+    parts = parts if right else []
+    parts += [f"{k['name']} not checked: {k['why']}" for k in unchecked]
+    parts += [f"{k['name']}: {k['why']}" for k in odd]
+    return "; ".join(parts)
 
 
 def _found(kernels: list[FoundKernel], findings: LogFindings) -> str:

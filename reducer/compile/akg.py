@@ -35,10 +35,12 @@ from reducer.compile.warm import (
 )
 from reducer.core.case import Case, TensorSpec
 from reducer.core.errors import InputError
+from reducer.kernels import graph_numpy
 from reducer.kernels.kinds import GRAPH, info_text, kind_of
 
 COMPILER_SCRIPT = "_extends/parallel_compile/akg_compiler/compiler.py"
 MISMATCH_SCRIPT = str(Path(__file__).with_name("mismatch_run.py"))
+GRAPH_REFERENCE = graph_numpy.__file__  # what mismatch_run.py loads beside it
 EFFECTIVE_ATTRS_SCRIPT = str(Path(__file__).with_name("effective_attrs.py"))
 TILING_ENV = "MS_GRAPH_KERNEL_TILING"
 WHITELIST_ENV = "AKG_WHITE_LIST_PATH"
@@ -225,10 +227,12 @@ def compile_case(
     nothing (code generation is never the bug reduced) and costs a second a candidate."""
     toolchain = toolchain_of(case)
     env = compile_env(akg_build(case), case_env(case), dump_ir, search)
-    if case.mismatch is not None:  # compiled and run inside MindSpore, by a runner (it does not fork)
-        files = {"spec.json": json.dumps(mismatch_spec(case, outputs))}
+    if case.mismatch is not None:  # compiled and run by a runner of its kernel kind (MindSpore does not fork)
+        spec = mismatch_spec(case, outputs)
+        files = {"spec.json": json.dumps(spec)}
         command = [toolchain.python, MISMATCH_SCRIPT, "spec.json"]
-        job = _Job(case, files, env, command, mismatch_runner(toolchain.python), {"spec": "spec.json"})
+        runner = mismatch_runner(toolchain.python, spec["kernel"])
+        job = _Job(case, files, env, command, runner, {"spec": "spec.json"})
     else:
         command = compile_command(toolchain, case.attrs)
         program = compile_worker(toolchain.python, toolchain.compiler_script)
@@ -337,15 +341,13 @@ def mismatch_spec(case: Case, outputs: tuple[TensorSpec, ...]) -> dict[str, Any]
     on its reference."""
     assert case.mismatch is not None
     return {
-        "source": case.source,
-        "function": case.function,
+        **kind_of(case).check_spec(case, outputs),
         "inputs": [t.to_dict() for t in case.inputs],
         "outputs": [t.to_dict() for t in outputs],
         "attrs": case.attrs,
         "against": case.mismatch.against_attrs,
         "tolerance": case.mismatch.tolerance,
         "seed": 0,
-        "device": "GPU" if case.target == "cuda" else "CPU",
     }
 
 
@@ -378,6 +380,7 @@ def cache_key(case: Case, outputs: tuple[TensorSpec, ...]) -> str:
     if case.mismatch is not None:  # the check itself decides the verdict: a new check, new verdicts
         compiler_input["mismatch"] = mismatch_spec(case, outputs)
         identity["check_sha256"] = hashlib.sha256(Path(MISMATCH_SCRIPT).read_bytes()).hexdigest()
+        identity["reference_sha256"] = hashlib.sha256(Path(GRAPH_REFERENCE).read_bytes()).hexdigest()
     if case.target == "aicore":  # how far the Ascend pipeline gets depends on CANN's compiler being here
         identity["ccec"] = ccec() or ""
     if case.target == "cuda":  # how far the GPU pipeline gets depends on the machine's GPU and nvcc

@@ -1,12 +1,19 @@
-"""Run a Hybrid DSL kernel compiled by AKG on CPU (with spec "device": "GPU", on the GPU) through MindSpore
-(`ops.Custom(..., func_type="hybrid")`) and compare its outputs with a reference: the same kernel run as
-plain Python on the same inputs, or compiled by AKG with another attrs set. Prints the maximum error per
-output and one verdict line.
+"""The wrong-result check: a kernel compiled by AKG, run on random inputs (its outputs poisoned first) and
+compared with a reference. Prints the maximum error per output, the worst elements and one verdict line.
+
+- A Hybrid DSL kernel runs on CPU (with spec "device": "GPU", on the GPU) through MindSpore
+  (`ops.Custom(..., func_type="hybrid")`); its reference is the same kernel run as plain Python.
+- A fused graph is built by MindSpore's AKG (`akg.composite.build`, as its own composite tests do) and run
+  on CPU through AKG's tvm runtime; its reference is a numpy evaluation of the graph's ops
+  (reducer/kernels/graph_numpy.py, independent of AKG's op_dsl).
+Either is compared instead with the same kernel compiled by AKG with another attrs set when the spec says
+"against".
 
 Needs only MindSpore (and numpy). Run by akg-reduce as `python mismatch_run.py spec.json`; a bundle's
 repro.py is this file with the spec embedded. Exit codes: 1 wrong result, 0 within tolerance, 2 the
 check itself failed (a compile error shows as a traceback)."""
 
+import ctypes
 import importlib.util
 import json
 import os
@@ -16,6 +23,12 @@ import tempfile
 import numpy as np
 
 VERDICT = "AKG-REDUCE-CHECK"
+DETAIL = "AKG-REDUCE-DETAIL"  # one JSON line: the worst output's elements, for the bundle
+# |akg - reference| <= tolerance * (1 + |reference|), by the output's dtype unless the spec gives one
+TOLERANCE = {"float16": 5e-3, "bfloat16": 2e-2, "float32": 1e-3, "float64": 1e-3}
+SHOWN = 5  # wrong elements shown
+GUARD = 1024  # poison elements after each tensor of a graph (at least as many as it has)
+GRAPH_REFERENCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "kernels", "graph_numpy.py")
 
 
 def make_inputs(inputs, seed):
@@ -86,7 +99,7 @@ def poison(outputs):
         tensor.asnumpy()  # computed now, not when the kernel runs
 
 
-def run(spec, folder):
+def run_hybrid(spec, folder):
     import mindspore as ms
     from mindspore import Tensor, ops
     from mindspore.ops import kernel
@@ -105,51 +118,188 @@ def run(spec, folder):
     got = on_akg(spec.get("attrs", {}))
     against = spec.get("against")
     want = on_akg(against) if against is not None else as_list(kernel(function)(*[a.copy() for a in arrays]))
-    return got, want
+    return got, want, []
 
 
-def compare(got, want, tolerance):
-    """(index of the worst output, its max abs error, whether every output is within tolerance)."""
-    worst, worst_error, within = 0, 0.0, True
+def graph_reference():
+    """The numpy evaluation of fused graphs: reducer/kernels/graph_numpy.py (a repro.py registers its copy)."""
+    if "graph_numpy" not in sys.modules:
+        spec = importlib.util.spec_from_file_location("graph_numpy", GRAPH_REFERENCE)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        sys.modules["graph_numpy"] = module
+    return sys.modules["graph_numpy"]
+
+
+def akg_package():
+    """MindSpore's AKG (mindspore/_akg) with its CPU build (lib/plugin/cpu, unless TVM_LIBRARY_PATH names
+    another), found without importing MindSpore."""
+    found = importlib.util.find_spec("mindspore")
+    if found is None:
+        raise RuntimeError("MindSpore is not installed for this Python")
+    mindspore = next(iter(found.submodule_search_locations))
+    os.environ.setdefault("TVM_LIBRARY_PATH", os.path.join(mindspore, "lib", "plugin", "cpu"))
+    path = os.path.join(mindspore, "_akg")
+    if path not in sys.path:
+        sys.path.insert(0, path)
+    import akg
+    import akg.composite
+
+    return akg
+
+
+def read_guard_value(dtype):
+    """What an input's guard holds: a read past the input's end shows as this value where it lands, unlike
+    the outputs' poison (a kernel copying past an input's end into past an output's end is seen)."""
+    if dtype == "bool":
+        return False
+    if dtype.startswith(("int", "uint")):
+        return int(np.iinfo(dtype).max)
+    return -4096.0
+
+
+class GuardedArray:
+    """A tensor handed to a graph's kernel with a guard after it, as many elements again (at least GUARD), all
+    `fill`: AKG's CPU kernels take raw pointers, and a write past the end corrupts tvm's heap (an abort, or
+    nothing) where MindSpore's memory pool would hide it; here it lands in the guard and is seen. The kernel
+    is shown the tensor's shape; `read` gives back the tensor and its guard."""
+
+    def __init__(self, akg, array, context, fill):
+        self.array = array
+        self.fill = fill
+        guard = np.full(max(array.size, GUARD), fill, array.dtype)
+        self.nd = akg.tvm.nd.array(np.concatenate([array.ravel(), guard]), context)
+        fields = self.nd.handle.contents
+        self._flat = (fields.ndim, ctypes.cast(fields.shape, ctypes.c_void_p).value)
+        self._shape = (ctypes.c_int64 * array.ndim)(*array.shape)  # kept alive: the handle points into it
+        fields.ndim, fields.shape = array.ndim, ctypes.cast(self._shape, type(fields.shape))
+
+    def read(self):
+        """(the tensor as the kernel left it, its guard)."""
+        fields = self.nd.handle.contents
+        fields.ndim, fields.shape = self._flat[0], ctypes.cast(self._flat[1], type(fields.shape))
+        whole = self.nd.asnumpy()
+        return whole[: self.array.size].reshape(self.array.shape), whole[self.array.size :]
+
+
+def changed(before, after):
+    """How many elements differ (NaN equal to NaN)."""
+    before, after = np.asarray(before, np.float64), np.asarray(after, np.float64)
+    return int(np.count_nonzero((before != after) & ~(np.isnan(before) & np.isnan(after))))
+
+
+def run_graph(spec, folder):
+    """The graph built by AKG and run through tvm's CPU runtime (its arguments: the graph's inputs, then its
+    outputs, in desc order), each tensor guarded; a write past an output's end or into an input is a wrong
+    result too."""
+    akg = akg_package()
+    info = spec["info"]
+    arrays = make_inputs(spec["inputs"], spec.get("seed", 0))
+    problems = []
+
+    def on_akg(attrs):
+        module = akg.composite.build(json.dumps(info), dict(attrs), poly=True)
+        context = akg.tvm.cpu(0)
+        outputs = [np.full(o["shape"], poison_value(o["dtype"]), o["dtype"]) for o in spec["outputs"]]
+        guarded = [GuardedArray(akg, a, context, read_guard_value(str(a.dtype))) for a in arrays]
+        guarded += [GuardedArray(akg, a, context, poison_value(str(a.dtype))) for a in outputs]
+        module(*[g.nd for g in guarded])
+        results = []
+        for index, tensor in enumerate(guarded):
+            kept, guard = tensor.read()
+            output = index - len(arrays)
+            past = changed(np.full_like(guard, tensor.fill), guard)
+            if output >= 0:
+                results.append(kept)
+                if past:
+                    problems.append(f"output {output}: {past} elements written past its end")
+            else:
+                inside = changed(tensor.array, kept)
+                if inside or past:
+                    problems.append(f"input {index}: {inside + past} elements overwritten")
+        return results
+
+    got = on_akg(spec.get("attrs", {}))
+    against = spec.get("against")
+    want = on_akg(against) if against is not None else graph_reference().evaluate(info, arrays)
+    return got, want, problems
+
+
+def run(spec, folder):
+    """(what AKG computed, what the reference says, one array per output; what else the kernel did wrong)."""
+    return {"hybrid": run_hybrid, "graph": run_graph}[spec["kernel"]](spec, folder)
+
+
+def tolerances(spec):
+    """Each output's tolerance: the spec's, else its dtype's (integers and booleans exactly)."""
+    given = spec.get("tolerance")
+    return [given if given is not None else TOLERANCE.get(o["dtype"], 0.0) for o in spec["outputs"]]
+
+
+def wrong_elements(got, want, bad):
+    """The first wrong elements of one output: index, expected, actual."""
+    return [
+        {"index": index, "expected": want[tuple(index)].item(), "actual": got[tuple(index)].item()}
+        for index in np.argwhere(bad)[:SHOWN].tolist()
+    ]
+
+
+def compare(got, want, limits):
+    """(whether every output is within its limit, the worst output: its index, max abs error, wrong, unwritten
+    and all elements, and its first wrong elements). The worst output is the one with most wrong elements,
+    then the largest error."""
     if len(got) != len(want):  # zip(strict=True) needs Python 3.10; this file runs on the case's 3.9+
         print(f"{len(got)} outputs from AKG, {len(want)} from the reference")
-        return min(len(got), len(want)), float("inf"), False
+        return False, {"output": min(len(got), len(want)), "max_error": float("inf"), "tolerance": 0.0, "elements": []}
+    within, worst = True, {"output": 0, "max_error": 0.0, "wrong": -1, "elements": []}
     for index in range(len(got)):
-        g, w = got[index].astype(np.float64), want[index].astype(np.float64)
+        g, w = np.asarray(got[index]).astype(np.float64), np.asarray(want[index]).astype(np.float64)
         if g.shape != w.shape:
-            return index, float("inf"), False
+            print(f"output {index}: shape {list(g.shape)} from AKG, {list(w.shape)} from the reference")
+            return False, {"output": index, "max_error": float("inf"), "tolerance": 0.0, "elements": []}
         error = np.abs(g - w)
         error[np.isnan(g) != np.isnan(w)] = np.inf
         error[np.isnan(g) & np.isnan(w)] = 0.0
-        bad = error > tolerance * (1 + np.abs(np.nan_to_num(w)))
+        bad = error > limits[index] * (1 + np.abs(np.nan_to_num(w)))
         largest = float(error.max()) if error.size else 0.0
-        print(f"output {index}: max abs error {largest:.6g} ({int(bad.sum())} of {error.size} elements off)")
-        if bad.any():
-            within = False
-        if largest > worst_error:
-            worst, worst_error = index, largest
-    return worst, worst_error, within
+        wrong, unwritten = int(bad.sum()), int(np.count_nonzero(np.isnan(g) & ~np.isnan(w)))
+        print(
+            f"output {index}: max abs error {largest:.6g} ({wrong} of {error.size} elements off"
+            f" tolerance {limits[index]:g}, {unwritten} never written)"
+        )
+        within = within and not wrong
+        if (wrong, largest) > (worst["wrong"], worst["max_error"]):
+            worst = {"output": index, "max_error": largest, "wrong": wrong, "unwritten": unwritten,
+                     "size": int(error.size), "tolerance": limits[index]}  # fmt: skip
+            worst["elements"] = wrong_elements(g, w, bad)
+    return within, worst
 
 
 def check(spec, folder):
     """Run the check with its files in `folder`; the exit code (see the top of this file)."""
     try:  # exit 1 says "the bug reproduces": nothing but a real comparison may end with it
-        got, want = run(spec, folder)
-        worst, error, within = compare(got, want, spec["tolerance"])
+        got, want, problems = run(spec, folder)
+        within, worst = compare(got, want, tolerances(spec))
+        for problem in problems:
+            print(problem)
     except Exception:
         import traceback
 
         traceback.print_exc()
         print("The check could not run (a compile or run error above).")
         return 2
-    reference = "AKG with attrs " + json.dumps(spec["against"]) if spec.get("against") is not None else "Python"
-    if within:
-        print(f"{VERDICT} match: every output within tolerance {spec['tolerance']:g} of the {reference} reference")
+    if spec.get("against") is not None:
+        reference = "AKG with attrs " + json.dumps(spec["against"])
+    else:
+        reference = "numpy" if spec.get("kernel") == "graph" else "Python"
+    if within and not problems:
+        print(f"{VERDICT} match: every output within tolerance of the {reference} reference")
         return 0
-    print(
-        f"{VERDICT} mismatch: output {worst} max error {error:.6g} above tolerance {spec['tolerance']:g}"
-        f" against the {reference} reference"
-    )
+    for element in worst["elements"]:
+        print(f"  at {element['index']}: expected {element['expected']:.6g}, AKG gives {element['actual']:.6g}")
+    print(DETAIL, json.dumps({**worst, "problems": problems}))
+    wrong = f"output {worst['output']} max error {worst['max_error']:.6g} above tolerance {worst['tolerance']:g}"
+    print(f"{VERDICT} mismatch: {problems[0] if within else wrong} against the {reference} reference")
     print("The bug reproduces: AKG computes a wrong result.")
     return 1
 

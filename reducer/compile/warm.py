@@ -50,8 +50,9 @@ def compile_worker(python: str, compiler_script: str) -> Program:
     return Program((python, WORKER_SCRIPT, compiler_script))
 
 
-def mismatch_runner(python: str) -> Program:
-    return Program((python, RUNNER_SCRIPT), RUNNER_CHECKS, frozenset({PASSED, WRONG}), home=True)
+def mismatch_runner(python: str, kernel: str) -> Program:
+    """A mismatch_runner of `kernel` ("hybrid" or "graph") checks."""
+    return Program((python, RUNNER_SCRIPT, kernel), RUNNER_CHECKS, frozenset({PASSED, WRONG}), home=True)
 
 
 WorkerKey = tuple[Program, tuple[tuple[str, str], ...]]

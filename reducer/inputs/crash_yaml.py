@@ -10,12 +10,12 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from reducer.core.case import DEFAULT_TOLERANCE, DTYPES, MAX_DIM, Case, Expectation, Mismatch, TensorSpec
+from reducer.core.case import DTYPES, MAX_DIM, Case, Expectation, Mismatch, TensorSpec
 from reducer.core.errors import InputError
 from reducer.inputs.info_file import case_from_info
 from reducer.inputs.source import function_source
 from reducer.kernels.hybrid import parse_function
-from reducer.kernels.kinds import HYBRID, kind_of
+from reducer.kernels.kinds import kind_of
 from reducer.kernels.telang import HYBRID_FUNC, IR_BUILDER, akg_func_type
 
 MAX_YAML_NODES = 100_000
@@ -147,18 +147,10 @@ def load_case(path: Path) -> Case:
     if model.expect is not None:
         expect = Expectation(model.expect.kind, model.expect.message, model.expect.where, model.expect.frame)
         if model.expect.kind == "mismatch":
-            if kind_of(base) is not HYBRID:
-                raise InputError(f"{path}: field 'expect.kind': wrong-result checks run Hybrid DSL kernels only")
-            if model.target == "aicore":
-                raise InputError(
-                    f"{path}: field 'expect.kind': a wrong result needs the kernel run, and an aicore kernel "
-                    "runs on an Ascend NPU only (target cpu or cuda)"
-                )
+            if why := kind_of(base).uncheckable(base.with_(target=model.target)):
+                raise InputError(f"{path}: field 'expect.kind': {why}")
             against = model.expect.against
-            mismatch = Mismatch(
-                model.expect.tolerance or DEFAULT_TOLERANCE,
-                json.dumps(against.attrs, sort_keys=True) if against else None,
-            )
+            mismatch = Mismatch(model.expect.tolerance, json.dumps(against.attrs, sort_keys=True) if against else None)
     compiler = str((path.parent / model.compiler).resolve()) if model.compiler else None
     return base.with_(
         name=model.name or (path.parent.name if path.stem == "crash" else path.stem),

@@ -13,6 +13,7 @@ from reducer.core.case import Case, TensorSpec
 from reducer.core.errors import InvalidKernel
 from reducer.core.words import counted
 from reducer.kernels import graph as graphs
+from reducer.kernels import graph_numpy
 from reducer.kernels.hybrid import infer_outputs, loop_nest_extents, parse_function
 from reducer.kernels.info import TARGET_INFO, custom_info
 from reducer.kernels.size import Size, function_size, graph_size
@@ -31,6 +32,16 @@ class KernelKind(Protocol):
     custom_func_type: str  # what `ops.Custom(func, ..., func_type=)` takes for it; '' for a fused graph
     python_function: bool  # a Python function of a Custom op (source and inputs), not a graph
     well_formedness: str  # how a valid kernel is known well-formed, for an issue report ('' to say nothing)
+    results_reference: str  # what a wrong-result check compares AKG's results with
+    results_run: str  # how a wrong-result check runs the kernel AKG built
+
+    def uncheckable(self, case: Case) -> str:
+        """Why a wrong-result check cannot run `case` here ('' when it can)."""
+        ...
+
+    def check_spec(self, case: Case, outputs: tuple[TensorSpec, ...]) -> dict[str, Any]:
+        """The kernel's part of a wrong-result check's spec (compile/mismatch_run.py)."""
+        ...
 
     def outputs(self, case: Case) -> tuple[TensorSpec, ...]:
         """The output tensors; InvalidKernel if MindSpore would not hand this kernel to AKG."""
@@ -116,11 +127,17 @@ class _CustomFunction:
         """The function's parameters, one per input."""
         return [arg.arg for arg in parse_function(case.source).args.args]
 
+    def check_spec(self, case: Case, outputs: tuple[TensorSpec, ...]) -> dict[str, Any]:
+        device = "GPU" if case.target == "cuda" else "CPU"
+        return {"kernel": self.name, "source": case.source, "function": case.function, "device": device}
+
 
 class HybridKernel(_CustomFunction):
     name = "hybrid"
     label = "Hybrid DSL kernel"
     custom_func_type = "hybrid"
+    results_reference = "the same kernel run as plain Python"
+    results_run = 'run through MindSpore (`ops.Custom(..., func_type="hybrid")`)'
     well_formedness = (
         "it writes every element of its outputs and reads no element of a tensor it allocates before writing it "
         "(checked by running it as Python)"
@@ -139,6 +156,9 @@ class HybridKernel(_CustomFunction):
     def loop_extents(self, case: Case) -> list[int]:
         return loop_nest_extents(case)
 
+    def uncheckable(self, case: Case) -> str:
+        return _runs_on(case, ("cpu", "cuda"), self.label)  # through MindSpore, on the device
+
     def describe(self, case: Case) -> str:
         return "Hybrid DSL kernel (Custom op, func_type='hybrid')"
 
@@ -152,6 +172,8 @@ class TeLangKernel(_CustomFunction):
     name = "telang"
     label = "TeLang kernel"
     custom_func_type = "akg"
+    results_reference = ""
+    results_run = ""
     well_formedness = (
         "every element of every output is defined by its `tvm.compute` (by construction), and no read indexes a "
         "tensor outside its shape where its condition holds (checked by tvm's bound analysis, for every candidate)"
@@ -163,6 +185,9 @@ class TeLangKernel(_CustomFunction):
     def ill_formed(self, case: Case) -> str:
         """Always '': a kernel reading a tensor outside its shape is refused as invalid (telang_probe.py)."""
         return ""
+
+    def uncheckable(self, case: Case) -> str:
+        return f"wrong-result checks run Hybrid DSL kernels and fused graphs, not a {self.label}"
 
     def loop_extents(self, case: Case) -> list[int]:
         """The first output's axes: the loop nest of its compute."""
@@ -199,6 +224,11 @@ class GraphKernel:
     custom_func_type = ""
     python_function = False
     well_formedness = ""
+    results_reference = "a numpy evaluation of the graph's ops (independent of AKG's op_dsl)"
+    results_run = (
+        "built by MindSpore's AKG (`akg.composite.build`, as AKG's composite tests do) and run through tvm's CPU "
+        "runtime, each tensor followed by a guard of poison"
+    )
 
     def outputs(self, case: Case) -> tuple[TensorSpec, ...]:
         return graph_specs(graphs.infer(self.graph(case))["output_desc"])
@@ -243,6 +273,19 @@ class GraphKernel:
     def info(self, case: Case, outputs: tuple[TensorSpec, ...]) -> dict[str, Any]:
         return self.graph(case)  # a fused graph is its own .info
 
+    def uncheckable(self, case: Case) -> str:
+        """Built by AKG and run through tvm's CPU runtime, compared with graph_numpy's evaluation."""
+        missing = graph_numpy.unsupported(self.graph(case))
+        if missing:
+            return (
+                f"the numpy reference of fused graphs has no rule for {', '.join(missing)} (it covers "
+                f"{len(graph_numpy.SUPPORTED)} ops: reducer/kernels/graph_numpy.py)"
+            )
+        return _runs_on(case, ("cpu",), self.label)
+
+    def check_spec(self, case: Case, outputs: tuple[TensorSpec, ...]) -> dict[str, Any]:
+        return {"kernel": self.name, "info": self.graph(case)}
+
     def loop_extents(self, case: Case) -> list[int]:
         return []
 
@@ -260,6 +303,17 @@ class GraphKernel:
     @staticmethod
     def graph(case: Case) -> graphs.Graph:
         return graphs.loads(case.graph or "")
+
+
+def _runs_on(case: Case, targets: tuple[str, ...], label: str) -> str:
+    """Why a wrong-result check cannot run `case` when its kernel runs on `targets` only ('' when it can)."""
+    if case.target in targets:
+        return ""
+    device = "an Ascend NPU" if case.target == "aicore" else "a GPU"
+    return (
+        f"a wrong result needs the kernel run, and a {case.target} {label} runs on {device} only "
+        f"(a wrong-result check of a {label} takes target {' or '.join(targets)})"
+    )
 
 
 HYBRID = HybridKernel()

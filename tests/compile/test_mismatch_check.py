@@ -3,23 +3,66 @@ exit 1 means "the bug reproduces" and nothing but a real comparison may end with
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
 from reducer.compile import mismatch_run
 
 pytestmark = pytest.mark.timeout(30)
-SPEC = {"tolerance": 1e-3, "against": None}
+SPEC = {"tolerance": 1e-3, "against": None, "kernel": "graph", "outputs": [{"shape": [4], "dtype": "float32"}]}
 
 
 def test_a_check_that_cannot_compare_is_a_failed_check_not_the_bug(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(mismatch_run, "run", lambda spec, folder: ([np.zeros(4)], [np.zeros(4, dtype=object)]))
+    monkeypatch.setattr(mismatch_run, "run", lambda spec, folder: ([np.zeros(4)], [np.zeros(4, dtype=object)], []))
     monkeypatch.setattr(mismatch_run, "compare", lambda *args: 1 / 0)
     assert mismatch_run.check(SPEC, ".") == 2
 
 
 def test_outputs_of_another_count_are_a_wrong_result(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(mismatch_run, "run", lambda spec, folder: ([np.zeros(4)], [np.zeros(4), np.ones(2)]))
+    monkeypatch.setattr(mismatch_run, "run", lambda spec, folder: ([np.zeros(4)], [np.zeros(4), np.ones(2)], []))
     assert mismatch_run.check(SPEC, ".") == 1
-    monkeypatch.setattr(mismatch_run, "run", lambda spec, folder: ([np.ones(4)], [np.ones(4)]))
+    monkeypatch.setattr(mismatch_run, "run", lambda spec, folder: ([np.ones(4)], [np.ones(4)], []))
     assert mismatch_run.check(SPEC, ".") == 0
+
+
+def test_a_write_past_an_output_is_a_wrong_result_even_when_the_values_are_right(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    problem = "output 0: 3 elements written past its end"
+    monkeypatch.setattr(mismatch_run, "run", lambda spec, folder: ([np.ones(4)], [np.ones(4)], [problem]))
+    assert mismatch_run.check(SPEC, ".") == 1
+    assert f"mismatch: {problem}" in capsys.readouterr().out
+
+
+def test_the_detail_line_names_the_wrong_elements_and_those_never_written(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    got = np.array([[1.0, np.nan], [3.0, 7.0]], np.float32)
+    want = np.array([[1.0, 2.0], [3.0, 4.0]], np.float32)
+    monkeypatch.setattr(mismatch_run, "run", lambda spec, folder: ([got], [want], []))
+    spec = {**SPEC, "outputs": [{"shape": [2, 2], "dtype": "float32"}]}
+    assert mismatch_run.check(spec, ".") == 1
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith(mismatch_run.DETAIL))
+    detail = json.loads(line[len(mismatch_run.DETAIL) :])
+    assert (detail["wrong"], detail["unwritten"], detail["size"]) == (2, 1, 4)
+    assert [e["index"] for e in detail["elements"]] == [[0, 1], [1, 1]]
+    assert detail["elements"][1] == {"index": [1, 1], "expected": 4.0, "actual": 7.0}
+
+
+def test_tolerance_follows_each_outputs_dtype_unless_the_case_sets_one() -> None:
+    outputs = [{"shape": [1], "dtype": d} for d in ("float16", "float32", "int32", "bool")]
+    assert mismatch_run.tolerances({"outputs": outputs, "tolerance": None}) == [5e-3, 1e-3, 0.0, 0.0]
+    assert mismatch_run.tolerances({"outputs": outputs, "tolerance": 0.1}) == [0.1] * 4
+
+
+def test_a_float16_result_rounded_once_passes_and_one_off_by_a_few_ulps_does_not(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    want = np.linspace(-1, 1, 64).astype(np.float16)
+    ulp = np.spacing(np.abs(want).astype(np.float16)).astype(np.float16)
+    spec = {**SPEC, "tolerance": None, "outputs": [{"shape": [64], "dtype": "float16"}]}
+    for got, verdict in ((want + ulp, 0), (want + 16 * ulp + np.float16(0.01), 1)):
+        monkeypatch.setattr(mismatch_run, "run", lambda spec, folder, got=got: ([got], [want], []))
+        assert mismatch_run.check(spec, ".") == verdict

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import yaml
 from conftest import FAKE_COMPILER
-from test_graph import pointnet_branch, write_info
+from graph_builder import pointnet_branch, write_info
 
 from reducer.inputs.crash_yaml import load_case
 from reducer.kernels import graph as graphs

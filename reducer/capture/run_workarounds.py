@@ -1,0 +1,70 @@
+"""The way out of a wrong result, verified on the user's own run: MindSpore's graph-kernel flags
+(MS_DEV_GRAPH_KERNEL_FLAGS, read as `graph_kernel_flags` at startup) that keep the wrong kernel's ops out of
+fusion, one op at a time, and last fusion itself off. Each is tried by running the user's command again with
+the flag added to theirs; the least invasive one that makes the run pass ends the search."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from reducer.bundle.write import RunWorkaround
+from reducer.compile.sandbox import Outcome
+from reducer.compile.user_run import run_command
+from reducer.core.errors import InputError
+from reducer.kernels import graph as graphs
+
+FLAGS_ENV = "MS_DEV_GRAPH_KERNEL_FLAGS"
+MAX_OPS = 3  # ops of the wrong kernel tried one at a time before fusion is turned off
+FUSION_OFF = "--opt_level=0"
+
+# The user's command run again with this flag added to its graph-kernel flags, its output to this log:
+# the setting as the user would make it, and how the run ended.
+Rerun = Callable[[str, Path], tuple[str, Outcome]]
+
+
+def candidates(graph: dict[str, Any]) -> list[str]:
+    """The flags to try, least invasive first: each kind of op of the kernel kept out of fusion (the last
+    ops first: a wrong kernel's last op writes its output), then graph-kernel fusion off."""
+    ops = list(dict.fromkeys(reversed(graphs.op_names(graph))))
+    return [f"--disable_cluster_ops={op}" for op in ops[:MAX_OPS]] + [FUSION_OFF]
+
+
+def _outcome(outcome: Outcome) -> str:
+    if outcome.timed_out:
+        return "killed at the run's time limit"
+    if outcome.returncode == 0:
+        return "the run passes (exit status 0)"
+    if outcome.signal is not None:
+        return f"the run dies by signal {outcome.signal}"
+    return f"the run still fails (exit status {outcome.returncode})"
+
+
+def try_flags(info: dict[str, Any], rerun: Rerun, logs: Path) -> list[RunWorkaround]:
+    """Each candidate flag tried on the run until one makes it pass (none for a kernel that is not a fused
+    graph: the flags do not touch it); every run's output in `logs`."""
+    tried = []
+    for number, flag in enumerate(candidates(info) if graphs.is_graph(info) else [], 1):
+        try:
+            setting, outcome = rerun(flag, logs / f"run-{number}.log")
+        except InputError as exc:
+            tried.append(RunWorkaround(f"{FLAGS_ENV} with {flag}", f"not run: {exc}", False))
+            break
+        passes = outcome.returncode == 0 and not outcome.timed_out
+        tried.append(RunWorkaround(setting, _outcome(outcome), passes))
+        if passes:
+            break
+    return tried
+
+
+def rerun_of(command: list[str], cwd: Path, env: dict[str, str], timeout: float, memory_mb: float) -> Rerun:
+    """The user's command run again as capture ran it (in `cwd`, with `env`), quietly: its output to the log."""
+
+    def rerun(flag: str, log: Path) -> tuple[str, Outcome]:
+        flags = f"{env.get(FLAGS_ENV, '')} {flag}".strip()
+        log.parent.mkdir(parents=True, exist_ok=True)
+        outcome = run_command(command, cwd, {**env, FLAGS_ENV: flags}, timeout, memory_mb, log, echo=None)
+        return f"{FLAGS_ENV}={flags!r}", outcome
+
+    return rerun

@@ -1,0 +1,53 @@
+"""The graph-kernel flags tried on a user's run to get out of a wrong result: which, in what order, and
+when the trying stops."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from graph_builder import Builder
+
+from reducer.capture.run_workarounds import FUSION_OFF, candidates, try_flags
+from reducer.compile.sandbox import Outcome
+
+pytestmark = pytest.mark.timeout(30)
+
+
+def _graph() -> dict:
+    b = Builder()
+    x = b.input([4, 4], "float16")
+    t = b.op("Transpose", [x, b.const([1, 0])], [4, 4], "float16")
+    n = b.op("Neg", [t], [4, 4], "float16")
+    return b.graph([b.op("Cast", [n, b.const("float32", "str")], [4, 4], "float32")])
+
+
+def _outcome(code: int) -> Outcome:
+    return Outcome(returncode=code, signal=None, timed_out=False, out_of_memory=False, seconds=1.0, output="")
+
+
+def test_each_op_kind_is_kept_out_of_fusion_last_op_first_then_fusion_is_off() -> None:
+    assert candidates(_graph()) == [
+        "--disable_cluster_ops=Cast",
+        "--disable_cluster_ops=Neg",
+        "--disable_cluster_ops=Transpose",
+        FUSION_OFF,
+    ]
+
+
+def test_trying_stops_at_the_first_flag_that_makes_the_run_pass(tmp_path: Path) -> None:
+    runs: list[str] = []
+
+    def rerun(flag: str, log: Path) -> tuple[str, Outcome]:
+        runs.append(flag)
+        return f"MS_DEV_GRAPH_KERNEL_FLAGS={flag!r}", _outcome(0 if flag.endswith("Neg") else 1)
+
+    tried = try_flags(_graph(), rerun, tmp_path)
+    assert runs == ["--disable_cluster_ops=Cast", "--disable_cluster_ops=Neg"]
+    assert [w.passes for w in tried] == [False, True]
+    assert tried[0].outcome == "the run still fails (exit status 1)"
+
+
+def test_a_kernel_that_is_no_graph_gets_no_flags(tmp_path: Path) -> None:
+    custom = {"op_desc": [{"name": "Custom"}]}
+    assert try_flags(custom, lambda flag, log: pytest.fail("ran"), tmp_path) == []
