@@ -111,7 +111,7 @@ def capture(
     checked = built(written, cwd)
     if not checked:
         raise NothingFailed(f"nothing to check: `{shown}` {ended} and built no AKG kernel{last}")
-    options.say(f"checking what the {counted(len(checked), 'kernel')} it built compute")
+    options.say(f"checking the results of the {counted(len(checked), 'kernel')} it built")
     rerun = rerun_of(command, cwd, env, limits.timeout, limits.memory_mb) if failed else None
     report = process(
         checked, findings, text, compile_env(env), facts, out, replace(options, check_results=True, rerun=rerun)
