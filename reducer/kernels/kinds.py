@@ -311,7 +311,7 @@ def _runs_on(case: Case, targets: tuple[str, ...], label: str) -> str:
         return ""
     device = "an Ascend NPU" if case.target == "aicore" else "a GPU"
     return (
-        f"a wrong result needs the kernel run, and a {case.target} {label} runs on {device} only "
+        f"a wrong result needs the kernel run, and {case.target} {label}s run on {device} only "
         f"(a wrong-result check of a {label} takes target {' or '.join(targets)})"
     )
 

@@ -29,7 +29,7 @@ def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
         ({"expect": {"kind": "error", "tolerance": 0.1}}, "'tolerance' and 'against' belong to kind 'mismatch'"),
         ({"expect": {"kind": "mismatch", "tolerance": -1}}, "field 'expect.tolerance'"),
         ({"expect": {"kind": "mismatch", "against": {"dim": "0 0 1 1"}}}, "field 'expect.against.attrs'"),
-        ({"expect": {"kind": "mismatch"}, "target": "aicore"}, "an aicore kernel runs on an Ascend NPU only"),
+        ({"expect": {"kind": "mismatch"}, "target": "aicore"}, "aicore Hybrid DSL kernels run on an Ascend NPU only"),
     ],
 )
 def test_bad_field_gives_exit_2_and_one_line(tmp_path: Path, change: dict, expected: str) -> None:

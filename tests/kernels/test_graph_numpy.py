@@ -102,5 +102,5 @@ def test_a_wrong_result_case_of_a_graph_for_a_gpu_is_refused(tmp_path: Path) -> 
     (tmp_path / "crash.yaml").write_text(
         yaml.safe_dump({"kernel": "k.info", "target": "cuda", "expect": {"kind": "mismatch"}})
     )
-    with pytest.raises(InputError, match=r"a cuda fused graph runs on a GPU only .*takes target cpu"):
+    with pytest.raises(InputError, match=r"cuda fused graphs run on a GPU only .*takes target cpu"):
         load_input(tmp_path / "crash.yaml")
