@@ -39,7 +39,8 @@ def compare(path: Path) -> str:
 
         inputs, expect, _ = gen_json_data(text)
     except Exception as exc:  # op_dsl lacks the op, or gen_json_data fails on the graph
-        return f"op_dsl: {type(exc).__name__}: {str(exc)[:80]}" + (f"; ours lacks {ours_missing}" if ours_missing else "")
+        lacks = f"; ours lacks {', '.join(ours_missing)}" if ours_missing else ""
+        return f"op_dsl: {type(exc).__name__}: {str(exc)[:80]}{lacks}"
     if ours_missing:
         return f"ours lacks {', '.join(ours_missing)}"
     count = len(graph["input_desc"] or [])
