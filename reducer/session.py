@@ -351,9 +351,14 @@ def _search(start: Case, oracle: Oracle, checkpoint: Checkpoint, events: Events)
 
 def _confirm(best: Case, oracle: Oracle, expectation: Expectation, repeat: int) -> list[Signature]:
     """The signatures of CONFIRM_RUNS (a hang: HANG_RUNS) x `repeat` compiles of the result; Flaky unless it
-    fails the same way every time (or, with `repeat`, at least once)."""
+    fails the same way every time (or, with `repeat`, at least once). A wrong result is confirmed in fresh
+    processes, as repro.py runs it: the runners' verdicts only steered the search."""
     runs = HANG_RUNS if expectation.kind == "timeout" else CONFIRM_RUNS
-    signatures = [sig for sig, _ in oracle.run_many(best, runs * repeat)]
+    if best.mismatch is not None:
+        with Oracle(expectation, oracle.jobs, compile_case, counters=oracle.counters) as fresh:
+            signatures = [sig for sig, _ in fresh.run_many(best, runs * repeat)]
+    else:
+        signatures = [sig for sig, _ in oracle.run_many(best, runs * repeat)]
     same = [s for s in signatures if matches(s, expectation)]
     if not same or (repeat == 1 and len(same) < len(signatures)):
         raise Flaky(

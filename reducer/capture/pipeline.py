@@ -3,8 +3,8 @@ its own the way the run showed, merge kernels that hit one bug, reduce one kerne
 `reduce` does, and write OUT/capture.json listing what was found and what became of it.
 
 With `check_results`, the kernels are those the run built, and "fails" means computes a wrong result (the
-wrong-result check, `expect: {kind: mismatch}`): each wrong kernel is its own bug (nothing tells two wrong
-results apart), and the graph-kernel flags that make the run itself pass are tried before it is reduced."""
+wrong-result check, `expect: {kind: mismatch}`): each wrong kernel is its own bug (Signature.bug_of), and
+the graph-kernel flags that make the run itself pass are tried before it is reduced."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from reducer.capture.run_workarounds import Rerun, try_flags
 from reducer.compile.signature import Signature
 from reducer.core.case import Case, Expectation
 from reducer.core.errors import CompilesFine, InputError, NotFailingError
-from reducer.core.files import write_atomic
+from reducer.core.files import json_digest, write_atomic
 from reducer.inputs.failure_log import LogFindings, clean
 from reducer.inputs.load import load_input, original_files
 from reducer.kernels.kinds import size_of
@@ -84,8 +84,8 @@ class _Checked:
 
     @property
     def bug(self) -> str:
-        bug = Signature.bug_of({**self.signature.to_dict(), "target": self.case.target})
-        return f"{bug}:{self.kernel.name}" if self.case.mismatch else bug
+        case = json_digest(self.kernel.info)
+        return Signature.bug_of({**self.signature.to_dict(), "target": self.case.target, "case": case})
 
 
 def _header(kernel: FoundKernel, facts: RunFacts) -> str:

@@ -105,7 +105,12 @@ def capture(
         return process(kernels, findings, text, compile_env(env), facts, out, options)
     failed = outcome.returncode != 0
     last = f"; its last error line: {findings.final_error}" if findings.final_error else ""
-    if results is ResultsCheck.OFF or (results is ResultsCheck.FAILED and not failed):
+    if results is ResultsCheck.FAILED and not failed:
+        raise NothingFailed(
+            f"nothing wrong in AKG: `{shown}` {ended}, so what its kernels compute was not checked "
+            "(--check-always checks them anyway)"
+        )
+    if results is ResultsCheck.OFF:
         hint = " (to check what the kernels it built compute: --check-results)" if failed else ""
         raise NothingFailed(f"nothing failed in AKG: `{shown}` {ended}{last}{hint}")
     checked = built(written, cwd)

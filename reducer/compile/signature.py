@@ -108,10 +108,14 @@ class Signature:
 
     @staticmethod
     def bug_of(data: dict[str, Any]) -> str:
-        """The bug id of a stored signature (to_dict, with the `target` the night adds): bug_key, with the
-        target appended when it is not cpu, since a failure of AKG's GPU pipeline is not the CPU one."""
+        """The bug id of a stored signature (to_dict, with the `target` and the `case` content id its caller
+        adds): bug_key, with the target appended when it is not cpu, since a failure of AKG's GPU pipeline is
+        not the CPU one; a wrong result's with the case's id too, since nothing in a wrong result tells two
+        apart (two kernels that compute wrongly are two bugs unless they are the same kernel)."""
         target = data.get("target", "cpu")
         key = Signature.from_dict(data).bug_key()
+        if data.get("kind") == "mismatch":
+            key = f"{key}:{data.get('case', '')[:12]}"
         return key if target == "cpu" else f"{key}@{target}"
 
     def one_line(self) -> str:

@@ -96,7 +96,7 @@ class Night:
             identity=identity,
             status=result["status"],
             signature=signature,
-            bug=Signature.bug_of(signature) if signature else None,
+            bug=Signature.bug_of({**signature, "case": case.content_hash}) if signature else None,
             error=result.get("error", ""),
             original_size=result.get("original_size"),
             reduced_size=result.get("reduced_size"),

@@ -201,3 +201,14 @@ def test_an_error_akg_recovered_from_is_not_the_signature() -> None:
     assert failed.kind == "error" and failed.location == "realize_compress.cc:389"
     assert failed.message.startswith("Check failed: index_remap[i].count(v): unmapped index N.")
     assert failed == signature_of(outcome((DATA / "ascend_realize_compress.log").read_text()), 60)
+
+
+def test_two_wrong_results_are_two_bugs_unless_they_are_the_same_kernel() -> None:
+    """Nothing in a wrong result tells two apart, so the night and capture key them by the case too; a
+    compile failure's bug stays the same whatever case shows it."""
+    wrong = signature_of(Outcome(1, None, False, False, 1.0, "AKG-REDUCE-CHECK mismatch: output 0 max error 1"), 60)
+    assert wrong.kind == "mismatch"
+    first, second = (Signature.bug_of({**wrong.to_dict(), "case": c}) for c in ("a" * 64, "b" * 64))
+    assert first != second and first == Signature.bug_of({**wrong.to_dict(), "case": "a" * 64})
+    crash = signature_of(Outcome(None, 11, False, False, 1.0, ""), 60)
+    assert Signature.bug_of({**crash.to_dict(), "case": "a"}) == Signature.bug_of({**crash.to_dict(), "case": "b"})
