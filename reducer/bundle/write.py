@@ -156,8 +156,11 @@ def _build_facts(build: AkgBuild | None) -> dict[str, Any]:
 
 
 def _key_log(log: str, signature: Signature) -> str:
-    lines = [ln for ln in log.splitlines() if ln.strip()]
-    hits = [i for i, ln in enumerate(lines) if "[ERROR]" in ln or signature.raw[:40] in ln]
+    """The lines of `log` a reader needs: from the first AKG error or the failure's own line on (a wrong
+    result: from the check's first line per output, its detail line left to the tables above)."""
+    lines = [ln for ln in log.splitlines() if ln.strip() and not ln.startswith(MISMATCH_DETAIL)]
+    own = ("output ",) if signature.kind == "mismatch" else ()
+    hits = [i for i, ln in enumerate(lines) if "[ERROR]" in ln or signature.raw[:40] in ln or ln.startswith(own)]
     start = hits[0] if hits else max(0, len(lines) - KEY_LOG_LINES)
     return "\n".join(lines[start : start + KEY_LOG_LINES])
 
