@@ -380,7 +380,8 @@ def cache_key(case: Case, outputs: tuple[TensorSpec, ...]) -> str:
     if case.mismatch is not None:  # the check itself decides the verdict: a new check, new verdicts
         compiler_input["mismatch"] = mismatch_spec(case, outputs)
         identity["check_sha256"] = hashlib.sha256(Path(MISMATCH_SCRIPT).read_bytes()).hexdigest()
-        identity["reference_sha256"] = hashlib.sha256(Path(GRAPH_REFERENCE).read_bytes()).hexdigest()
+        if compiler_input["mismatch"]["kernel"] == "graph":  # and the reference it loads
+            identity["reference_sha256"] = hashlib.sha256(Path(GRAPH_REFERENCE).read_bytes()).hexdigest()
     if case.target == "aicore":  # how far the Ascend pipeline gets depends on CANN's compiler being here
         identity["ccec"] = ccec() or ""
     if case.target == "cuda":  # how far the GPU pipeline gets depends on the machine's GPU and nvcc

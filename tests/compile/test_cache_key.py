@@ -1,13 +1,15 @@
-"""What a stored compile result depends on is in its key: the wrong-result check's own code (a changed
-check gives new verdicts) and, for the GPU pipeline, the machine's GPU and nvcc (how far it gets)."""
+"""What a stored compile result depends on is in its key: the wrong-result check's own code and, for a
+graph, the numpy reference it loads (a changed check gives new verdicts), and, for the GPU pipeline, the
+machine's GPU and nvcc (how far it gets)."""
 
 from __future__ import annotations
 
 import pytest
-from conftest import ADD_KERNEL, FAKE_COMPILER
+from conftest import ADD_KERNEL, CORPUS, FAKE_COMPILER
 
 from reducer.compile import akg
 from reducer.core.case import Case, Mismatch, TensorSpec
+from reducer.kernels import graph as graphs
 
 pytestmark = pytest.mark.timeout(120)
 INPUTS = (TensorSpec((16,), "float32"), TensorSpec((16,), "float32"))
@@ -25,6 +27,19 @@ def test_a_changed_wrong_result_check_is_not_answered_from_the_cache(tmp_path, m
     before = key(case)
     check.write_text("# the check, now poisoning outputs first\n")
     assert key(case) != before
+
+
+def test_a_changed_graph_reference_is_not_answered_from_the_cache(tmp_path, monkeypatch) -> None:
+    info = (CORPUS / "castup_transpose_fp16_mismatch" / "Fused_Transpose_split.info").read_text()
+    graph = graphs.dumps(graphs.loads(info))
+    case = Case("t", "", "", (TensorSpec((16, 16), "float16"),), graph=graph, mismatch=Mismatch())
+    reference = tmp_path / "graph_numpy.py"
+    reference.write_text("# the reference\n")
+    monkeypatch.setattr(akg, "GRAPH_REFERENCE", str(reference))
+    outputs = (TensorSpec((16, 16), "float16"),)
+    before = akg.cache_key(case, outputs)
+    reference.write_text("# the reference, now with a rule for Gather\n")
+    assert akg.cache_key(case, outputs) != before
 
 
 def test_how_far_the_gpu_pipeline_gets_depends_on_the_machine(monkeypatch) -> None:
