@@ -57,6 +57,7 @@ def test_the_wrong_fused_kernel_of_a_failing_test_is_reduced_with_a_way_out(tmp_
     assert repro.returncode == 1, repro.stdout + repro.stderr
     assert "The bug reproduces: AKG computes a wrong result." in repro.stdout
     assert "against the numpy reference" in repro.stdout
+    assert [p.name for p in fresh.iterdir()] == ["repro.py"]  # AKG's files went to the check's temp dir
 
 
 @pytest.mark.timeout(300)

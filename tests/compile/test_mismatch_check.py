@@ -66,3 +66,15 @@ def test_a_float16_result_rounded_once_passes_and_one_off_by_a_few_ulps_does_not
     for got, verdict in ((want + ulp, 0), (want + 16 * ulp + np.float16(0.01), 1)):
         monkeypatch.setattr(mismatch_run, "run", lambda spec, folder, got=got: ([got], [want], []))
         assert mismatch_run.check(spec, ".") == verdict
+
+
+def test_where_the_reference_is_undefined_nothing_is_compared(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The reference is NaN where an op's input is outside its domain (the rsqrt of a random negative
+    variance); AKG's maximum then drops the NaN where numpy's keeps it. Neither is wrong. Infinities that
+    agree are right, opposite ones wrong."""
+    want = np.array([np.nan, 1.0, np.inf, np.inf], np.float32)
+    spec = {**SPEC, "outputs": [{"shape": [4], "dtype": "float32"}]}
+    for got, verdict in (([-1.5, 1.0, np.inf, np.inf], 0), ([-1.5, 1.0, np.inf, -np.inf], 1)):
+        got = np.array(got, np.float32)
+        monkeypatch.setattr(mismatch_run, "run", lambda spec, folder, got=got: ([got], [want], []))
+        assert mismatch_run.check(spec, ".") == verdict
