@@ -98,6 +98,8 @@ def _expand_dims(x: np.ndarray, axis: Any) -> np.ndarray:
 def apply(op: dict[str, Any], data: list[np.ndarray], tensors: list[dict[str, Any]]) -> np.ndarray:
     """What `op` computes from its data inputs (`op_data`), in numpy's dtype of them and its own shape."""
     name = op["name"]
+    if name == "Round" and len(data) == 2:  # MindSpore 2.x writes its `decimals` as a second input
+        return np.round(data[0], int(data[1].item()))
     if name in UNARY:
         return UNARY[name](data[0])
     if name in BINARY:

@@ -104,3 +104,11 @@ def test_a_wrong_result_case_of_a_graph_for_a_gpu_is_refused(tmp_path: Path) -> 
     )
     with pytest.raises(InputError, match=r"cuda fused graphs run on a GPU only .*takes target cpu"):
         load_input(tmp_path / "crash.yaml")
+
+
+def test_round_takes_the_decimals_mindspore_writes_as_a_second_input() -> None:
+    b = Builder()
+    x = b.input([4])
+    graph = b.graph([b.op("Round", [x, b.const(1)], [4])])
+    (got,) = graph_numpy.evaluate(graph, [np.array([0.25, 0.75, -1.25, 2.5], np.float32)])
+    np.testing.assert_allclose(got, [0.2, 0.8, -1.2, 2.5], rtol=1e-6)  # halves to even, as MindSpore's Round
