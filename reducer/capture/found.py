@@ -84,31 +84,21 @@ def gather(findings: LogFindings, written: list[WrittenKernel], log_name: str, c
         else:
             text, where = json.dumps(k.info), f"the kernel JSON at line {k.line} of {log_name}"
         found.append(FoundKernel(folder_name(k.name), k.info, text, compile_attrs(k.attrs), where, in_log=True))
-    for w in on_disk.values():
-        if not w.compiled:
-            name = folder_name(str(w.info.get("op") or w.path.stem))
-            where = f"{shown_path(w.path, cwd)}, written by the run and never built"
-            found.append(
-                FoundKernel(name, w.info, w.path.read_text(encoding="utf-8"), findings.attrs(), where, in_log=False)
-            )
+    found += [_on_disk(w, findings.attrs(), cwd, "written by the run and never built") for w in on_disk.values()
+              if not w.compiled]  # fmt: skip
     return _distinct_names(found)
 
 
 def built(written: list[WrittenKernel], cwd: Path | None) -> list[FoundKernel]:
     """The kernels the run wrote and built: those whose results a wrong-result check looks at."""
-    found = [
-        FoundKernel(
-            folder_name(str(w.info.get("op") or w.path.stem)),
-            w.info,
-            w.path.read_text(encoding="utf-8"),
-            {},
-            f"{shown_path(w.path, cwd)}, built by the run",
-            in_log=False,
-        )
-        for w in written
-        if w.compiled
-    ]
-    return _distinct_names(found)
+    return _distinct_names([_on_disk(w, {}, cwd, "built by the run") for w in written if w.compiled])
+
+
+def _on_disk(kernel: WrittenKernel, attrs: dict[str, Any], cwd: Path | None, how: str) -> FoundKernel:
+    """A kernel the run wrote, named by its op (else its file), found `how`."""
+    name = folder_name(str(kernel.info.get("op") or kernel.path.stem))
+    where = f"{shown_path(kernel.path, cwd)}, {how}"
+    return FoundKernel(name, kernel.info, kernel.path.read_text(encoding="utf-8"), attrs, where, in_log=False)
 
 
 def _distinct_names(found: list[FoundKernel]) -> list[FoundKernel]:
