@@ -17,7 +17,8 @@ import sys
 from pathlib import Path
 
 from reducer.compile.akg import compile_case
-from reducer.compile.signature import matches, signature_of
+from reducer.compile.identity import matches
+from reducer.compile.signature import signature_of
 from reducer.core.case import Case, Expectation, TensorSpec
 from reducer.core.errors import InvalidKernel
 from reducer.kernels.kinds import outputs_of

@@ -15,7 +15,8 @@ import argparse
 from corpus_cases import CORPUS, crash_cases
 
 from reducer.compile.akg import compile_case, find_toolchain
-from reducer.compile.signature import Signature, matches, signature_of
+from reducer.compile.identity import Signature, matches
+from reducer.compile.signature import signature_of
 from reducer.core.case import Case
 from reducer.inputs.load import load_input
 from reducer.kernels.kinds import outputs_of
@@ -38,11 +39,11 @@ def main() -> None:
         case = load_input(folder / "crash.yaml" if (folder / "crash.yaml").is_file() else next(folder.glob("*.info")))
         here = signature(case)
         mine = find_toolchain(case.python, case.compiler).mindspore_version
-        print(f"{name:32} {mine:8} {'-':9} {here.bug_key():13} {here.one_line()[:90]}")
+        print(f"{name:32} {mine:8} {'-':9} {here.key():13} {here.one_line()[:90]}")
         for python, version in releases.items():
             there = signature(case.with_(python=python))
-            same = matches(there, here.expectation()) and there.bug_key() == here.bug_key()
-            print(f"{'':32} {version:8} {'yes' if same else 'NO':9} {there.bug_key():13} {there.one_line()[:90]}")
+            same = matches(there, here.expectation()) and there.key() == here.key()
+            print(f"{'':32} {version:8} {'yes' if same else 'NO':9} {there.key():13} {there.one_line()[:90]}")
 
 
 if __name__ == "__main__":

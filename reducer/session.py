@@ -18,12 +18,14 @@ from reducer.bundle.write import BundleInput, Origin, refuse_foreign, write_bund
 from reducer.compile.akg import akg_build, compile_case, freeze_attrs, toolchain_of
 from reducer.compile.builds import codegen_facts
 from reducer.compile.cache import CompileCache
+from reducer.compile.identity import Kind, Signature, matches, why_unplaced
 from reducer.compile.sandbox import Outcome, allow_compiles, cancel_all, sweep_orphans, temp_dir
-from reducer.compile.signature import CODEGEN, Signature, matches, signature_of, why_unplaced
+from reducer.compile.signature import signature_of
 from reducer.compile.warm import WorkerPool
 from reducer.core.case import Case, Expectation, TensorSpec
 from reducer.core.errors import (
     CompilesFine,
+    EnvironmentBroken,
     FailsDifferently,
     Flaky,
     InvalidKernel,
@@ -113,13 +115,17 @@ def original_signature(
     with Oracle(case.expect or Expectation("error"), jobs, compiler, counters=counters) as probe:
         results = probe.run_many(case, runs)
     signatures = [sig for sig, _ in results]
-    if signatures and all(s.kind == CODEGEN for s in signatures):
+    if signatures and all(s.kind is Kind.ENVIRONMENT for s in signatures):
+        raise EnvironmentBroken(
+            f"this machine cannot compile the case for {case.target}: {signatures[0].message} ({signatures[0].raw})"
+        )
+    if signatures and all(s.kind is Kind.CODEGEN for s in signatures):
         pipeline, has, generation = codegen_facts(case.target)
         raise NeedsCodegen(
             f"the original passes AKG's {pipeline} pipeline and {signatures[0].message} ({signatures[0].raw}); "
             f"this machine: {has}. That is {generation}, not AKG's passes: nothing to reduce here"
         )
-    failing = [s for s in signatures if s.kind not in ("none", CODEGEN)]
+    failing = [s for s in signatures if s.failed]
     if not failing:
         if case.mismatch is not None:
             raise CompilesFine("the original case computes the same result as its reference; nothing to reduce")
@@ -140,7 +146,7 @@ def original_signature(
         raise Unplaced(unplaced)
     matching = sum(matches(s, sig.expectation()) for s in signatures)
     if matching < runs and repeat == 1:
-        others = "; ".join(sorted({s.one_line() if s.kind != "none" else "compiled" for s in signatures}))
+        others = "; ".join(sorted({s.one_line() if s.kind is not Kind.NONE else "compiled" for s in signatures}))
         raise Flaky(
             f"flaky: the original failed with [{sig.one_line()}] in {matching} of {runs} runs ({others}); "
             "rerun with --repeat N to count a candidate when any of N compiles fails that way"
@@ -152,7 +158,7 @@ def adaptive_timeout(case: Case, original: Reproduction) -> float | None:
     """The compile timeout for the candidates when the user set none: TIMEOUT_FACTOR x the original's
     slowest compile, at least TIMEOUT_FLOOR, so a candidate that hangs is cut early. A hang is the bug
     itself when the original timed out; then the original's limit stays."""
-    if case.timeout is not None or original.signature.kind == "timeout":
+    if case.timeout is not None or original.signature.kind is Kind.TIMEOUT:
         return case.timeout
     return max(TIMEOUT_FACTOR * original.slowest, TIMEOUT_FLOOR)
 
@@ -273,6 +279,7 @@ def _reduce(
             verdict = triage(best, searched, same[0], stage, final.output, oracle)
             events.on_stage("collecting IR and writing the bundle")
             stats = {
+                "bug": same[0].bug_id(best.target),  # the minimal case's: a wrong result's ops are its place
                 **oracle.counters.to_dict(),
                 "rounds": search.rounds,
                 "resumed": resumed,
@@ -319,7 +326,7 @@ def _prepare(
         events.on_stage("freezing the attrs AKG uses for the graph")
     frozen = freeze_attrs(case)
     events.on_stage("running the original")
-    runs = (HANG_RUNS if case.expect is not None and case.expect.kind == "timeout" else PROBE_RUNS) * settings.repeat
+    runs = (HANG_RUNS if case.expect is not None and case.expect.kind == Kind.TIMEOUT else PROBE_RUNS) * settings.repeat
     original = original_signature(frozen, runs, settings.jobs, settings.repeat, compiler, counters)
     return frozen.with_(timeout=adaptive_timeout(case, original)), original
 
@@ -353,7 +360,7 @@ def _confirm(best: Case, oracle: Oracle, expectation: Expectation, repeat: int) 
     """The signatures of CONFIRM_RUNS (a hang: HANG_RUNS) x `repeat` compiles of the result; Flaky unless it
     fails the same way every time (or, with `repeat`, at least once). A wrong result is confirmed in fresh
     processes, as repro.py runs it: the runners' verdicts only steered the search."""
-    runs = HANG_RUNS if expectation.kind == "timeout" else CONFIRM_RUNS
+    runs = HANG_RUNS if expectation.kind == Kind.TIMEOUT else CONFIRM_RUNS
     if best.mismatch is not None:
         with Oracle(expectation, oracle.jobs, compile_case, counters=oracle.counters) as fresh:
             signatures = [sig for sig, _ in fresh.run_many(best, runs * repeat)]

@@ -25,10 +25,11 @@ import numpy as np
 
 from reducer.compile.akg import GRAPH_REFERENCE, MISMATCH_SCRIPT, Toolchain, host_facts, mismatch_spec, side_files
 from reducer.compile.builds import AkgBuild, ascend_pipeline_reach, cuda_facts
+from reducer.compile.identity import Kind, Signature, message_regex
 from reducer.compile.mismatch_run import DETAIL as MISMATCH_DETAIL
 from reducer.compile.mismatch_run import TOLERANCE, make_inputs
 from reducer.compile.nvcc import gpu_pipeline_reach
-from reducer.compile.signature import CODEGEN_STOPS, Signature, message_regex
+from reducer.compile.signature import CODEGEN_STOPS
 from reducer.compile.toolchains import RELEASES
 from reducer.core.case import Case, Expectation, TensorSpec
 from reducer.core.errors import InputError
@@ -159,7 +160,7 @@ def _key_log(log: str, signature: Signature) -> str:
     """The lines of `log` a reader needs: from the first AKG error or the failure's own line on (a wrong
     result: from the check's first line per output, its detail line left to the tables above)."""
     lines = [ln for ln in log.splitlines() if ln.strip() and not ln.startswith(MISMATCH_DETAIL)]
-    own = ("output ",) if signature.kind == "mismatch" else ()
+    own = ("output ",) if signature.kind is Kind.MISMATCH else ()
     hits = [i for i, ln in enumerate(lines) if "[ERROR]" in ln or signature.raw[:40] in ln or ln.startswith(own)]
     start = hits[0] if hits else max(0, len(lines) - KEY_LOG_LINES)
     return "\n".join(lines[start : start + KEY_LOG_LINES])
@@ -377,7 +378,7 @@ def _files(b: BundleInput, redact: Redactor) -> dict[str, str]:
 def _other_bug_files(bug: OtherBug, redact: Redactor) -> dict[str, str]:
     """The case of another bug met by the shape map: a crash.yaml and its kernel, ready for corpus/."""
     folder = other_bug_folder(bug)
-    case = bug.case.with_(name=f"{bug.case.name}_{bug.signature.bug_key()}", env=redact.env(bug.case.env))
+    case = bug.case.with_(name=f"{bug.case.name}_{bug.signature.key()}", env=redact.env(bug.case.env))
     kind = kind_of(case)
     kernel = case.source if kind.python_function else json.dumps(kind.info(case, outputs_of(case)), indent=4)
     return {

@@ -3,8 +3,9 @@ its own the way the run showed, merge kernels that hit one bug, reduce one kerne
 `reduce` does, and write OUT/capture.json listing what was found and what became of it.
 
 With `check_results`, the kernels are those the run built, and "fails" means computes a wrong result (the
-wrong-result check, `expect: {kind: mismatch}`): each wrong kernel is its own bug (Signature.bug_of), and
-the graph-kernel flags that make the run itself pass are tried before it is reduced."""
+wrong-result check, `expect: {kind: mismatch}`): kernels whose wrong results have one identity (the kind of
+wrong, the ops; compile/identity.py) are one bug, and the graph-kernel flags that make the run itself pass are
+tried before it is reduced. A reduced kernel's bug is its minimal case's, as the night has it."""
 
 from __future__ import annotations
 
@@ -18,10 +19,10 @@ from typing import Any
 from reducer.bundle.write import Origin, RunWorkaround, bundle_triage
 from reducer.capture.found import FoundKernel, write_case
 from reducer.capture.run_workarounds import Rerun, try_flags
-from reducer.compile.signature import Signature
+from reducer.compile.identity import Kind, Signature
 from reducer.core.case import Case, Expectation
 from reducer.core.errors import CompilesFine, InputError, NotFailingError
-from reducer.core.files import json_digest, write_atomic
+from reducer.core.files import write_atomic
 from reducer.inputs.failure_log import LogFindings, clean
 from reducer.inputs.load import load_input, original_files
 from reducer.kernels.kinds import size_of
@@ -67,9 +68,9 @@ class CaptureOptions:
 def _seen_in_run(sig: Signature, findings: LogFindings, log: str) -> bool:
     """Whether the run's output agrees with this failure: it shows the message AKG printed, or a crash for
     a signal, or it shows no AKG error at all to compare with (a log with the compile error line alone)."""
-    if sig.kind == "signal":
+    if sig.kind is Kind.SIGNAL:
         return bool(findings.crashed) or not findings.akg_errors
-    if sig.kind == "timeout" or not findings.akg_errors:
+    if sig.kind is Kind.TIMEOUT or not findings.akg_errors:
         return True
     texts = [t.strip()[:COMPARED] for t in (sig.raw, sig.message) if t.strip()]
     return any(t in log for t in texts)
@@ -84,8 +85,7 @@ class _Checked:
 
     @property
     def bug(self) -> str:
-        case = json_digest(self.kernel.info)
-        return Signature.bug_of({**self.signature.to_dict(), "target": self.case.target, "case": case})
+        return self.signature.bug_id(self.case.target)
 
 
 def _header(kernel: FoundKernel, facts: RunFacts) -> str:
@@ -219,5 +219,11 @@ def _reduce(item: _Checked, facts: RunFacts, out: Path, options: CaptureOptions)
     except (InputError, NotFailingError) as exc:
         return {"status": "not reduced", "why": str(exc)}
     verdict = (bundle_triage(bundle) or {}).get("label", "")
-    reduced = {"status": "reduced", "bundle": str(bundle), "compiles": stats["compiles"], "verdict": verdict}
+    reduced = {
+        "status": "reduced",
+        "bundle": str(bundle),
+        "compiles": stats["compiles"],
+        "verdict": verdict,
+        "bug": stats["bug"],
+    }
     return reduced | ({"run_workarounds": [w.to_dict() for w in tried]} if tried else {})

@@ -239,7 +239,8 @@ def compile_case(
         job = _Job(case, kernel_files(case, outputs), env, command, program, {"argv": command[1:]})
     outcome = _run(job, pool, collect, cancel, hang_check)
     if outcome.signal is not None and case.mismatch is None:
-        return replace(outcome, stack=crash_place(job, pool))
+        stack = crash_place(job, pool)
+        return replace(outcome, stack=stack, stack_by="gdb" if stack else "")
     return outcome
 
 
@@ -342,6 +343,7 @@ def mismatch_spec(case: Case, outputs: tuple[TensorSpec, ...]) -> dict[str, Any]
     assert case.mismatch is not None
     return {
         **kind_of(case).check_spec(case, outputs),
+        "ops": kind_of(case).ops(case),
         "inputs": [t.to_dict() for t in case.inputs],
         "outputs": [t.to_dict() for t in outputs],
         "attrs": case.attrs,

@@ -1,7 +1,9 @@
 """The persistent compile cache: what a compiler did with exactly this input (the `.info` text, attrs and
 environment it was given), keyed together with the compiler's identity, in one SQLite file shared by
 reruns, other cases and the nightly corpus. It stores signatures, not verdicts, so any expectation can
-reuse them; results that depend on the machine (timeouts, memory caps) are never stored."""
+reuse them; results that depend on the machine (timeouts, memory caps) are never stored, nor a crash whose
+frames no tool read (Signature.final: installing gdb must change the verdict). Each stored signature keeps
+what read its frames."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ import sqlite3
 import threading
 from pathlib import Path
 
-from reducer.compile.signature import SIGNATURE_FORMAT, Signature
+from reducer.compile.identity import SIGNATURE_FORMAT, Kind, Signature
 from reducer.core.files import user_cache_dir
 
 SCHEMA = """
@@ -22,7 +24,7 @@ CREATE TABLE IF NOT EXISTS signatures (
     seconds REAL NOT NULL
 )
 """
-MACHINE_DEPENDENT = ("timeout", "memory")
+MACHINE_DEPENDENT = (Kind.TIMEOUT, Kind.MEMORY, Kind.ENVIRONMENT)
 
 
 def default_cache_path() -> Path:
@@ -57,11 +59,11 @@ class CompileCache:
             row = self._db.execute("SELECT signature FROM signatures WHERE key = ?", (key,)).fetchone()
         if row is None:
             return None
-        data = json.loads(row[0])
-        return Signature(**{**data, "frames": tuple(data["frames"])})
+        signature = Signature.from_dict(json.loads(row[0]))
+        return signature if signature.final else None
 
     def put(self, key: str, signature: Signature, seconds: float) -> None:
-        if signature.kind in MACHINE_DEPENDENT:
+        if signature.kind in MACHINE_DEPENDENT or not signature.final:
             return
         with self._lock:
             self._db.execute(

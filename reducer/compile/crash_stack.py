@@ -1,7 +1,7 @@
 """Where a compile died by a signal: the same compile run once more under gdb in batch mode (a crash
 prints no backtrace of its own), forked from a warm worker with gdb attached or run cold by gdb, and its
-backtrace read down to the innermost AKG frames that say something.
-Frames without a symbol are named by their offset in the library (stable within one build)."""
+backtrace read: the innermost frame of AKG's or TVM's own code is where it died, the frames above it are
+context. Frames without a symbol are named by their offset in the library (stable within one build)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import cxxfilt
 
-KEEP_FRAMES = 4
+KEEP_FRAMES = 8  # where it died and its callers: the place, then context for the bundle
 BACKTRACE_DEPTH = 60  # innermost frames gdb prints; recursion below an IRMutator goes thousands deep
 # ... so gdb also prints the outermost ones: a crash deep in a recursion (a stack overflow) is placed by the
 # pass that recursed, `air::ir::LoopUnroller::Mutate_` 47,000 frames above the crash.
@@ -44,8 +44,25 @@ _GENERIC = (
 )
 
 
+# TVM's expression builders: free functions of namespace air (air::floordiv, air::operator+, air::max) and
+# its constant folder, which one build inlines into their caller and the next does not (air::floordiv is a
+# frame of its own in MindSpore 2.9's AKG, inlined in 2.10's): a crash in one is placed at its caller.
+_EXPRESSION_HELPER = re.compile(r"^air::(?:[^:]+|arith::TryConstFold<.*)$")
+# Libraries linked into libakg.so that are not AKG's or TVM's own code: a crash in them is placed at the
+# AKG or TVM function that called them.
+_THIRD_PARTY = ("llvm::", "isl::", "isl_", "picojson::", "dmlc::", "TVM", "_")
+
+
 def is_generic(symbol: str) -> bool:
     return symbol.startswith(_GENERIC)
+
+
+def is_own(symbol: str) -> bool:
+    """Is `symbol` AKG's or TVM's own code, a function a bug can be in: akg:: and air:: functions but the
+    machinery every pass goes through and TVM's expression builders, and named C functions of libakg."""
+    if symbol.startswith(("akg::", "air::")):
+        return not is_generic(symbol) and not _EXPRESSION_HELPER.match(symbol)
+    return "::" not in symbol and not symbol.startswith(_THIRD_PARTY)
 
 
 def gdb() -> str | None:
@@ -86,7 +103,7 @@ def attached_gdb(tool: str, pid: int, go: Path) -> list[str]:
     return [tool, *_options((f"shell touch {shlex.quote(str(go))}", "continue")), "-p", str(pid)]
 
 
-def _bare(body: str) -> str:
+def bare(body: str) -> str:
     """A demangled frame's function name: without its argument list, qualifiers, and the return type that
     gdb prints before a template function's name."""
     text = body
@@ -142,10 +159,10 @@ def _in_akg(frame: re.Match[str]) -> bool:
 
 
 def frames(gdb_output: str) -> tuple[str, ...]:
-    """The innermost frames of AKG's library in gdb's backtrace, from AKG's own innermost function outward,
-    generic ones skipped: their function names; when none of the innermost has one (a recursion thousands
-    deep), the named frames of the outermost print, innermost first (the pass that recursed); else
-    `libakg.so+0x...` offsets from the library's text."""
+    """The frames of AKG's library in gdb's backtrace, from where it died outward (is_own: AKG's or TVM's
+    own innermost function, generic machinery skipped): their function names; when none of the innermost
+    has one (a recursion thousands deep), the named frames of the outermost print, innermost first (the
+    pass that recursed); else `libakg.so+0x...` offsets from the library's text."""
     starts = _library_starts(gdb_output)
     named: list[str] = []
     unnamed: list[str] = []
@@ -158,7 +175,7 @@ def frames(gdb_output: str) -> tuple[str, ...]:
         seen.add(number)
         body = match["body"]
         if number >= BACKTRACE_DEPTH:
-            name = _bare(_symbol(body)) if not body.startswith("?? ") else ""
+            name = bare(_symbol(body)) if not body.startswith("?? ") else ""
             if name and not is_generic(name) and name not in outer:
                 outer.append(name)
             continue
@@ -166,10 +183,8 @@ def frames(gdb_output: str) -> tuple[str, ...]:
             if match["addr"] and match["lib"] in starts:
                 unnamed.append(f"{AKG_LIBRARY}+{int(match['addr'], 16) - starts[match['lib']]:#x}")
             continue
-        name = _bare(_symbol(body))
+        name = bare(_symbol(body))
         if name and not is_generic(name) and name not in named:
             named.append(name)
-    # TVM's helpers below AKG's innermost frame (air::floordiv) are inlined in one release and not in the
-    # next: the place is AKG's own code.
-    own = next((i for i, name in enumerate(named) if name.startswith("akg::")), 0)
-    return tuple((named[own:] or outer or unnamed)[:KEEP_FRAMES])
+    died = next((i for i, name in enumerate(named) if is_own(name)), 0)
+    return tuple((named[died:] or outer or unnamed)[:KEEP_FRAMES])

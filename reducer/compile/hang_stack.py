@@ -57,9 +57,9 @@ def _kernel_view(pid: int) -> tuple[str, ...]:
     return tuple(frames)
 
 
-def sample(pids: list[int]) -> tuple[str, ...]:
+def sample(pids: list[int]) -> tuple[tuple[str, ...], str]:
     """The AKG frames (innermost first) of the first of `pids` that is in AKG, else the kernel's view of
-    the first; () when none can be read."""
+    the first, and what read them ("py-spy", "kernel"); ((), "") when none can be read."""
     tool = py_spy()
     for pid in pids:
         if tool is None:
@@ -73,8 +73,9 @@ def sample(pids: list[int]) -> tuple[str, ...]:
         # AKG's native frames; a compile hanging in Python code (AKG's driver) has none: its Python frames.
         ours = [f for f in frames if _OURS.match(f)] or [f for f in frames if ".py::" in f]
         if ours:
-            return tuple(ours[:KEEP_FRAMES])
-    return _kernel_view(pids[0]) if pids else ()
+            return tuple(ours[:KEEP_FRAMES]), "py-spy"
+    view = _kernel_view(pids[0]) if pids else ()
+    return view, "kernel" if view else ""
 
 
 def hang_place(frames: tuple[str, ...]) -> str:

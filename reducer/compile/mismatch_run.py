@@ -27,6 +27,8 @@ DETAIL = "AKG-REDUCE-DETAIL"  # one JSON line: the worst output's elements, for 
 # |akg - reference| <= tolerance * (1 + |reference|), by the output's dtype unless the spec gives one
 TOLERANCE = {"float16": 5e-3, "bfloat16": 2e-2, "float32": 1e-3, "float64": 1e-3}
 SHOWN = 5  # wrong elements shown
+# A wrong result whose every wrong element is within this many times its tolerance is imprecise, not wrong.
+PRECISION_FACTOR = 10
 GUARD = 1024  # poison elements after each tensor of a graph (at least as many as it has)
 GRAPH_REFERENCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "kernels", "graph_numpy.py")
 
@@ -270,7 +272,8 @@ def compare(got, want, limits):
         # root of a random negative), and ops differ on NaN (numpy's maximum keeps it, LLVM's drops it).
         undefined = np.isnan(w)
         error[undefined] = 0.0
-        bad = error > limits[index] * (1 + np.abs(np.nan_to_num(w)))
+        scale = 1 + np.abs(np.nan_to_num(w))
+        bad = error > limits[index] * scale
         largest = float(error.max()) if error.size else 0.0
         wrong, unwritten, skipped = (
             int(bad.sum()),
@@ -282,11 +285,28 @@ def compare(got, want, limits):
             f" tolerance {limits[index]:g}, {unwritten} never written, {skipped} undefined)"
         )
         within = within and not wrong
+        worst["any_unwritten"] = worst.get("any_unwritten", 0) + unwritten
+        if wrong:
+            ratio = float((error[bad] / scale[bad]).max()) / limits[index] if limits[index] else float("inf")
+            worst["worst_ratio"] = max(worst.get("worst_ratio", 0.0), ratio)
         if (wrong, largest) > (worst["wrong"], worst["max_error"]):
-            worst = {"output": index, "max_error": largest, "wrong": wrong, "unwritten": unwritten,
+            worst = {**worst, "output": index, "max_error": largest, "wrong": wrong, "unwritten": unwritten,
                      "undefined": skipped, "size": int(error.size), "tolerance": limits[index]}  # fmt: skip
             worst["elements"] = wrong_elements(g, w, bad)
     return within, worst
+
+
+def wrong_kind(worst, problems):
+    """What kind of wrong, one word (compile/identity.py keeps it through a reduction): "nan" (NaN where
+    the reference has a number: never written, or computed as NaN), "outside" (writes past an output or into
+    an input), "precision" (every wrong element within PRECISION_FACTOR tolerances), else "values"."""
+    if worst.get("any_unwritten"):
+        return "nan"
+    if problems:
+        return "outside"
+    if worst.get("worst_ratio", float("inf")) <= PRECISION_FACTOR:
+        return "precision"
+    return "values"
 
 
 def check(spec, folder):
@@ -311,7 +331,8 @@ def check(spec, folder):
         return 0
     for element in worst["elements"]:
         print(f"  at {element['index']}: expected {element['expected']:.6g}, AKG gives {element['actual']:.6g}")
-    print(DETAIL, json.dumps({**worst, "problems": problems}))
+    identity = {"wrong_kind": wrong_kind(worst, problems), "ops": spec.get("ops", "")}
+    print(DETAIL, json.dumps({**worst, "problems": problems, **identity}))
     wrong = f"output {worst['output']} max error {worst['max_error']:.6g} above tolerance {worst['tolerance']:g}"
     print(f"{VERDICT} mismatch: {problems[0] if within else wrong} against the {reference} reference")
     print("The bug reproduces: AKG computes a wrong result.")

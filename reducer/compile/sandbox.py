@@ -63,7 +63,8 @@ class Outcome:
     output: str
     collected: Any = field(default=None, compare=False)
     over_quota: bool = False
-    stack: tuple[str, ...] = ()  # a compile killed at its deadline: where it was (see hang_stack.sample)
+    stack: tuple[str, ...] = ()  # a compile killed at its deadline, or dead of a signal: where it was
+    stack_by: str = ""  # what read `stack`: "py-spy" or "kernel" (/proc) for a hang, "gdb" for a crash
     stalled: str = ""  # a user's run ended early: why (see user_run)
 
 
@@ -256,6 +257,7 @@ class Stopped:
     out_of_memory: bool = False
     over_quota: bool = False
     stack: tuple[str, ...] = ()
+    stack_by: str = ""
 
     def __bool__(self) -> bool:
         return self.timed_out or self.out_of_memory or self.over_quota
@@ -295,7 +297,7 @@ def hold(
                 stopped.out_of_memory = True
                 break
             if time.monotonic() - start > deadline:
-                stopped.stack = hang_stack.sample(hang_stack.tree_pids(running.pid))
+                stopped.stack, stopped.stack_by = hang_stack.sample(hang_stack.tree_pids(running.pid))
                 if deadline < timeout and hang_check is not None and hang_check.same(stopped.stack):
                     deadline = timeout
                     continue
@@ -352,4 +354,5 @@ def supervise(
             collected=collect(workdir) if collect else None,
             over_quota=stopped.over_quota,
             stack=stopped.stack,
+            stack_by=stopped.stack_by,
         )

@@ -6,6 +6,11 @@ class InputError(Exception):
     """A user file or option is wrong; the message names the file, the field and what was expected."""
 
 
+class EnvironmentBroken(InputError):
+    """This machine cannot compile the case: a tool the compile needs (nvcc for this CUDA, an interpreter, a
+    toolchain) cannot run here. A fact about the machine, never about the kernel."""
+
+
 class NotFailingError(Exception):
     """The original case does not fail, or fails differently from `expect`."""
 

@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from reducer.compile.signature import Signature
+from reducer.compile.identity import Signature
 from reducer.core.case import Case
 from reducer.core.errors import InvalidKernel
 from reducer.diagnosis.knobs import Knob, knobs
@@ -126,8 +126,8 @@ class OtherBugs:
         if not outcome.startswith("other failure"):
             return
         signature = self.oracle.verdict(case).signature  # known: no compile
-        if signature is not None and signature.bug_key() not in self.found:
-            self.found[signature.bug_key()] = OtherBug(signature, case, where)
+        if signature is not None and signature.key() not in self.found:
+            self.found[signature.key()] = OtherBug(signature, case, where)
 
 
 def _original_dims(minimal: Case, original: Case, knob: Knob) -> list[Dim]:

@@ -50,7 +50,7 @@ class Diagnosis:
 
 def other_bug_folder(bug: OtherBug) -> str:
     """Where the bundle keeps the case of another bug, ready for corpus/."""
-    return f"other_bugs/{bug.signature.bug_key()}"
+    return f"other_bugs/{bug.signature.key()}"
 
 
 def diagnose(minimal: Case, original: Case, oracle: Oracle, budget: float = DEFAULT_BUDGET) -> Diagnosis:

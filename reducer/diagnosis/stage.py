@@ -9,7 +9,7 @@ import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from reducer.compile.signature import Signature
+from reducer.compile.identity import Signature
 
 _SOURCE = re.compile(r'akg-src/(?P<path>(?:src|third_party)/[^"]+)", line (?P<line>\d+)')
 _PY_SOURCE = re.compile(r'File "[^"]*/(?P<path>akg/[^"]+\.py)", line (?P<line>\d+)')

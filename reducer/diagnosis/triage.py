@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from reducer.compile.signature import Signature
+from reducer.compile.identity import Kind, Signature
 from reducer.core.case import Case
 from reducer.diagnosis.stage import FailingStage
 from reducer.kernels.kinds import kind_of
@@ -351,11 +351,11 @@ def _retyped_usage(ev: _Evidence, name: str) -> Triage | None:
 def _compiler_bug(ev: _Evidence) -> Triage:
     sig, case = ev.signature, ev.case
     advice = "file ISSUE.md upstream (MindSpore's issue tracker, component AKG)"
-    if sig.kind == "signal":
+    if sig.kind is Kind.SIGNAL:
         where = f" in `{sig.frames[0]}`" if sig.frames else ""
         reason = f"AKG's process died of {sig.message}{where}: a crash inside the compiler"
         return ev.verdict(COMPILER_BUG, reason, advice)
-    if sig.kind == "timeout":
+    if sig.kind is Kind.TIMEOUT:
         ev.facts.append(f"the compile was stopped after its limit of {case.time_limit:g} s")
         unsure = (
             f"the limit of {case.time_limit:g} s is short; a slow compile may just need longer"
@@ -363,12 +363,15 @@ def _compiler_bug(ev: _Evidence) -> Triage:
             else ""
         )
         return ev.verdict(COMPILER_BUG, "AKG does not finish compiling the kernel: a hang", advice, unsure)
-    if sig.kind == "memory":
+    if sig.kind is Kind.MEMORY:
         ev.facts.append(f"the compile was stopped at its memory cap of {case.memory} MiB")
         unsure = f"the cap of {case.memory} MiB is small for AKG" if case.memory < SMALL_MEMORY else ""
         return ev.verdict(COMPILER_BUG, "AKG's memory use grows past any reasonable bound", advice, unsure)
-    if sig.kind == "mismatch":
+    if sig.kind is Kind.MISMATCH:
         return ev.verdict(COMPILER_BUG, "AKG compiles the kernel to code that computes wrong results", advice)
+    if sig.kind is Kind.INVALID_CUDA:
+        reason = f"AKG generates CUDA that nvcc rejects ({sig.raw}): a bug of AKG's CUDA code generation"
+        return ev.verdict(COMPILER_BUG, reason, advice)
     attr = ev.needing_attr()
     retyped = _retyped_usage(ev, attr) if attr else None
     if retyped is not None:

@@ -14,7 +14,7 @@ from reducer.core.errors import InvalidKernel
 from reducer.core.words import counted
 from reducer.kernels import graph as graphs
 from reducer.kernels import graph_numpy
-from reducer.kernels.hybrid import infer_outputs, loop_nest_extents, parse_function
+from reducer.kernels.hybrid import infer_outputs, loop_nest_extents, parse_function, source_ops
 from reducer.kernels.info import TARGET_INFO, custom_info
 from reducer.kernels.size import Size, function_size, graph_size
 from reducer.kernels.telang import IR_BUILDER, TVM_COMPUTE, evaluate
@@ -41,6 +41,11 @@ class KernelKind(Protocol):
 
     def check_spec(self, case: Case, outputs: tuple[TensorSpec, ...]) -> dict[str, Any]:
         """The kernel's part of a wrong-result check's spec (compile/mismatch_run.py)."""
+        ...
+
+    def ops(self, case: Case) -> str:
+        """What the kernel computes with, in a stable order: a wrong result's place (compile/identity.py),
+        so two kernels that compute wrong in different ops are two bugs."""
         ...
 
     def outputs(self, case: Case) -> tuple[TensorSpec, ...]:
@@ -130,6 +135,11 @@ class _CustomFunction:
     def check_spec(self, case: Case, outputs: tuple[TensorSpec, ...]) -> dict[str, Any]:
         device = "GPU" if case.target == "cuda" else "CPU"
         return {"kernel": self.name, "source": case.source, "function": case.function, "device": device}
+
+    def ops(self, case: Case) -> str:
+        """The operators and the functions the source calls, then the inputs' dtypes."""
+        dtypes = ",".join(sorted({t.dtype for t in case.inputs}))
+        return f"{' '.join(source_ops(case.source))} / {dtypes}"
 
 
 class HybridKernel(_CustomFunction):
@@ -285,6 +295,10 @@ class GraphKernel:
 
     def check_spec(self, case: Case, outputs: tuple[TensorSpec, ...]) -> dict[str, Any]:
         return {"kernel": self.name, "info": self.graph(case)}
+
+    def ops(self, case: Case) -> str:
+        """Each op with the dtypes of its outputs: `Cast:float32 Transpose:float16`."""
+        return " ".join(graphs.typed_ops(self.graph(case)))
 
     def loop_extents(self, case: Case) -> list[int]:
         return []

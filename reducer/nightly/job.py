@@ -17,10 +17,19 @@ from pathlib import Path
 from typing import Any
 
 from reducer.compile.akg import compile_case, compiler_identity, find_toolchain
+from reducer.compile.identity import SIGNATURE_FORMAT, Kind, matches, stored_expectation
 from reducer.compile.sandbox import dying_with_this_process, temp_dir
-from reducer.compile.signature import CODEGEN, SIGNATURE_FORMAT, Signature, matches, signature_of
-from reducer.core.case import Case, Expectation
-from reducer.core.errors import CompilesFine, FailsDifferently, Flaky, InputError, NeedsCodegen, Unplaced
+from reducer.compile.signature import signature_of
+from reducer.core.case import Case
+from reducer.core.errors import (
+    CompilesFine,
+    EnvironmentBroken,
+    FailsDifferently,
+    Flaky,
+    InputError,
+    NeedsCodegen,
+    Unplaced,
+)
 from reducer.inputs.load import load_input, original_files
 from reducer.kernels.kinds import outputs_of, size_of
 from reducer.search.oracle import Counters
@@ -53,7 +62,7 @@ def _reduce(case: Case, path: Path, out: Path, settings: Settings, spent: list[C
 def run_case(spec: dict[str, Any]) -> dict[str, Any]:
     """Recheck and/or reduce the case of `spec`; the result's status says what it is tonight."""
     path = Path(spec["path"])
-    expected = _comparable(spec["previous"]) if spec.get("previous") else None
+    expected = stored_expectation(spec["previous"]) if spec.get("previous") else None
     was_failing = spec.get("previous_status") in FAILING
     try:
         case = load_input(path)
@@ -63,7 +72,9 @@ def run_case(spec: dict[str, Any]) -> dict[str, Any]:
     if spec["action"] == RECHECK:
         sig = signature_of(compile_case(case, outputs_of(case)), case.time_limit)
         result["compiles"] = 1
-        if sig.kind in ("none", CODEGEN):
+        if sig.kind is Kind.ENVIRONMENT:  # the machine cannot tell: neither fixed nor failing
+            return {**result, "status": ERROR, "error": f"{sig.message} ({sig.raw})", "signature": spec.get("previous")}
+        if not sig.failed:
             return {**result, "status": FIXED if was_failing else PASSES, "signature": spec.get("previous")}
         if expected and was_failing and not matches(sig, expected):
             return {**result, "status": CHANGED, "signature": _stored(sig.to_dict(), case)}
@@ -82,6 +93,8 @@ def run_case(spec: dict[str, Any]) -> dict[str, Any]:
         result.update(status=CHANGED, error=str(exc))
     except Flaky as exc:
         result.update(status=FLAKY, error=str(exc), signature=spec.get("previous"))
+    except EnvironmentBroken as exc:
+        result.update(status=ERROR, error=str(exc), signature=spec.get("previous"))
     except InputError as exc:
         result.update(status=BROKEN, error=str(exc))
     except Unplaced as exc:
@@ -94,16 +107,6 @@ def _stored(signature: dict[str, Any], case: Case) -> dict[str, Any]:
     """A signature of tonight as the state keeps it: with its target (the same failure on cpu and cuda is
     two bugs) and the signature format it was made under."""
     return {**signature, "target": case.target, "format": SIGNATURE_FORMAT}
-
-
-def _comparable(previous: dict[str, Any]) -> Expectation:
-    """What tonight's failure must match to be the bug stored last time. A signature stored under another
-    format (before crashes had frames, or lines stopped splitting bugs) is compared by kind and message only,
-    so that the night after an upgrade regroups its bugs instead of calling them changed."""
-    signature = Signature.from_dict(previous)
-    if previous.get("format") == SIGNATURE_FORMAT:
-        return signature.expectation()
-    return Expectation(signature.kind, signature.message)
 
 
 def run_spec(spec: dict[str, Any]) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from reducer.compile.cache import default_cache_path
-from reducer.compile.signature import Signature
+from reducer.compile.identity import stored_bug_id
 from reducer.core.errors import InputError
 from reducer.nightly.discover import CorpusCase, discover
 from reducer.nightly.executors import Executor, make_executor
@@ -96,7 +96,7 @@ class Night:
             identity=identity,
             status=result["status"],
             signature=signature,
-            bug=Signature.bug_of({**signature, "case": case.content_hash}) if signature else None,
+            bug=stored_bug_id(signature) if signature else None,
             error=result.get("error", ""),
             original_size=result.get("original_size"),
             reduced_size=result.get("reduced_size"),

@@ -13,8 +13,9 @@ from typing import Protocol
 
 from reducer.compile.akg import cache_key, compile_case
 from reducer.compile.cache import CompileCache
+from reducer.compile.identity import Kind, Signature, matches
 from reducer.compile.sandbox import CompileCancelled, HangCheck, Outcome, cancel_all
-from reducer.compile.signature import CODEGEN, Signature, hang_signature, matches, signature_of
+from reducer.compile.signature import hang_signature, signature_of
 from reducer.core.case import Case, Expectation, TensorSpec
 from reducer.core.errors import InvalidKernel
 from reducer.kernels.kinds import outputs_of
@@ -94,7 +95,7 @@ class Oracle:
         # the compiles it no longer needs wind down while the next step starts.
         self._pool = ThreadPoolExecutor(self.jobs, thread_name_prefix="compile")
         self._prefetching: dict[str, tuple[Future[Verdict], threading.Event]] = {}
-        self.hang_limit = HangLimit() if expect.kind == "timeout" else None
+        self.hang_limit = HangLimit() if expect.kind == Kind.TIMEOUT else None
 
     def __enter__(self) -> Oracle:
         return self
@@ -205,7 +206,7 @@ class Oracle:
             return f"invalid kernel: {verdict.reason}"
         if verdict.interesting:
             return SAME_FAILURE
-        if verdict.signature.kind in ("none", CODEGEN):  # CODEGEN: AKG's GPU pipeline passed; nvcc not here
+        if verdict.signature.kind in (Kind.NONE, Kind.CODEGEN):  # CODEGEN: AKG's passes passed; nvcc not here
             return PASSES
         return f"other failure: {verdict.signature.one_line()}"
 

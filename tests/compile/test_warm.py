@@ -17,8 +17,9 @@ import pytest
 from conftest import MATMUL_KERNEL, corpus_cases, needs_akg, wait_until
 
 from reducer.compile.akg import compile_case
+from reducer.compile.identity import mask
 from reducer.compile.sandbox import Outcome, supervise
-from reducer.compile.signature import mask, signature_of
+from reducer.compile.signature import signature_of
 from reducer.compile.warm import Program, WorkerPool
 from reducer.core.case import Case, TensorSpec
 from reducer.inputs.crash_yaml import load_case

@@ -13,8 +13,9 @@ import pytest
 import yaml
 from conftest import ADD_KERNEL, CORPUS, needs_akg, needs_ascend
 
+from reducer.compile.identity import Signature
 from reducer.compile.sandbox import Outcome
-from reducer.compile.signature import Signature, signature_of
+from reducer.compile.signature import signature_of
 from reducer.core.case import Case, Expectation, TensorSpec
 from reducer.diagnosis.stage import failing_stage
 from reducer.diagnosis.triage import COMPILER_BUG, ENVIRONMENT, USAGE_ERROR, Triage, triage

@@ -10,8 +10,9 @@ import pytest
 import yaml
 from conftest import write_case
 
+from reducer.compile.identity import NO_FAILURE
 from reducer.compile.sandbox import Outcome
-from reducer.compile.signature import NO_FAILURE, signature_of
+from reducer.compile.signature import signature_of
 from reducer.core.case import Case, Mismatch, TensorSpec
 from reducer.inputs.crash_yaml import case_to_yaml, load_case
 from reducer.kernels.hybrid import InvalidKernel, infer_outputs
@@ -46,7 +47,7 @@ def _outcome(output: str, returncode: int = 0) -> Outcome:
 def test_verdict_line_is_the_signature() -> None:
     wrong = "output 0: max abs error 0.15\nAKG-REDUCE-CHECK mismatch: output 0 max error 0.15 above tolerance 0.001\n"
     sig = signature_of(_outcome(wrong, 1), 60)
-    assert sig.kind == "mismatch" and "0.15" in sig.raw and sig.message == "wrong result: max error above tolerance"
+    assert sig.kind == "mismatch" and "0.15" in sig.raw and sig.message == "wrong result: wrong values"
     assert signature_of(_outcome("AKG-REDUCE-CHECK match: every output within tolerance\n"), 60) == NO_FAILURE
     crashed = signature_of(_outcome("Traceback (most recent call last):\nValueError: Compile error\n", 2), 60)
     assert crashed.kind == "error"  # a candidate that stops compiling is another bug, not the mismatch

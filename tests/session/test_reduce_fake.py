@@ -16,7 +16,8 @@ from conftest import own_state, write_case
 
 from reducer import session
 from reducer.compile import hang_stack
-from reducer.compile.signature import Signature, hang_signature, matches
+from reducer.compile.identity import Signature, matches
+from reducer.compile.signature import hang_signature
 from reducer.core.case import Expectation
 from reducer.core.errors import Unplaced
 from reducer.inputs.crash_yaml import load_case

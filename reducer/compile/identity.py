@@ -1,0 +1,226 @@
+"""The identity of a compile's result: what "the same bug" means, decided here and asked by everyone else (the
+search's oracle, capture's merge, the night's dedupe and CHANGED/FIXED, the diagnosis, triage, the hang limit
+and the persistent cache). compile/signature.py reads a compile's output into a `Signature`; this module says
+when two are one bug (`same`), the stable key a bug is stored under (`Signature.key`, `Signature.bug_id`), the
+expectation a reduction keeps (`Signature.expectation`) and whether a result meets an expectation (`matches`).
+
+What identifies a failure, by kind (docs/signature.md says why):
+- error: the masked message, the file of the failing check (not its line: a check moves between releases) and
+  the innermost frame of its backtrace (the function that holds the check);
+- signal: the signal and where it died: the innermost frame of AKG's or TVM's own code (crash_stack.frames);
+- timeout: the pass it hangs in;
+- memory: the cap it went over;
+- mismatch: the kind of wrong (NaN, values, precision, writes outside its outputs) and the ops and dtypes of
+  the kernel that computes it (the minimal one, after a reduction; a reduction keeps only the kind of wrong);
+- invalid-cuda: nvcc's masked error on the CUDA source AKG generated.
+`none` (it compiled), `codegen` (it reached a code generator this machine lacks) and `environment` (a tool the
+compile needs cannot run here) are no bug of AKG's."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from reducer.compile.crash_stack import gdb
+from reducer.core.case import Expectation
+
+# Bump when what identifies a failure changes (masking, frames, the fields of the key): stored signatures of
+# another format are not reused by the cache, and a night re-checks the cases it recorded under another format.
+SIGNATURE_FORMAT = 5
+
+
+class Kind(StrEnum):
+    NONE = "none"
+    ERROR = "error"
+    SIGNAL = "signal"
+    TIMEOUT = "timeout"
+    MEMORY = "memory"
+    MISMATCH = "mismatch"
+    INVALID_CUDA = "invalid-cuda"
+    CODEGEN = "codegen"
+    ENVIRONMENT = "environment"
+
+    @property
+    def is_failure(self) -> bool:
+        """A failure of AKG: a bug to reduce, not a compile that passed or a machine that cannot compile."""
+        return self not in (Kind.NONE, Kind.CODEGEN, Kind.ENVIRONMENT)
+
+
+_ADDR = re.compile(r"0x[0-9a-fA-F]+")
+_PATH = re.compile(r"(?:/[\w.+-]+){2,}")
+_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w])")
+# Names AKG generates for variables (cc7, i0): their number changes with the kernel's shape.
+_GENERATED_NAME = re.compile(r"\b(?P<prefix>[a-z]{1,2})\d+\b")
+_LINE = re.compile(r":\d+$")
+
+
+def mask(text: str) -> str:
+    """Hide what changes between runs and shrinks with the case: addresses, paths, numbers, the numbers of
+    generated variable names."""
+    text = _ADDR.sub("ADDR", text)
+    text = _PATH.sub("PATH", text)
+    text = _NUMBER.sub("N", text)
+    text = _GENERATED_NAME.sub(r"\g<prefix>N", text)
+    return re.sub(r"\s+", " ", text).strip(" :")
+
+
+def message_regex(masked: str) -> str:
+    """A regex that finds a masked message in raw compiler output."""
+    pattern = re.escape(masked)
+    pattern = pattern.replace("ADDR", r"0x[0-9a-fA-F]+").replace("PATH", r"\S+")
+    pattern = re.sub(r"(?<![A-Za-z_])N(?![A-Za-z_])", r"-?\\d+(?:\\.\\d+)?", pattern)
+    pattern = re.sub(r"\b(?P<prefix>[a-z]{1,2})N\b", r"\g<prefix>\\d+", pattern)
+    return pattern.replace(r"\ ", r"\s+")
+
+
+def _file(location: str) -> str:
+    return _LINE.sub("", location)
+
+
+@dataclass(frozen=True)
+class Signature:
+    """One compile's result as far as bugs go. `frames`: for an error the symbols of its backtrace, for a crash
+    where it died and the callers above (context for the bundle), for a hang its pass and callers; innermost
+    first. `read_by`: what read the frames of a crash or hang ("gdb", "py-spy", "kernel" for /proc), "" when
+    none could; a frameless result is not final once a tool can read it (the cache asks `final`)."""
+
+    kind: Kind
+    message: str  # masked key message
+    location: str  # file:line of the failing check, a hang's pass, a wrong result's ops; else ""
+    frames: tuple[str, ...]
+    component: str = ""
+    raw: str = field(default="", compare=False)  # the key message as printed: addresses differ between runs
+    read_by: str = field(default="", compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "kind", Kind(self.kind))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": str(self.kind),
+            "message": self.message,
+            "location": self.location,
+            "frames": list(self.frames),
+            "component": self.component,
+            "raw": self.raw,
+            **({"read_by": self.read_by} if self.read_by else {}),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Signature:
+        return cls(
+            Kind(str(data["kind"])),
+            str(data["message"]),
+            str(data["location"]),
+            tuple(data.get("frames", ())),
+            str(data.get("component", "")),
+            str(data.get("raw", "")),
+            str(data.get("read_by", "")),
+        )
+
+    @property
+    def failed(self) -> bool:
+        return self.kind.is_failure
+
+    @property
+    def place(self) -> str:
+        """Where the bug is: a check's source file (a line moves between releases), a hang's pass, a wrong
+        result's ops, where a crash died (its innermost frame)."""
+        if self.kind is Kind.SIGNAL:
+            return self.frames[0] if self.frames else ""
+        return _file(self.location)
+
+    @property
+    def frame(self) -> str:
+        """The innermost frame: the function of a check, where a crash died, a hang's pass."""
+        return self.frames[0] if self.frames else ""
+
+    def _identity(self) -> tuple[str, str, str]:
+        return (str(self.kind), self.message, self.place)
+
+    def key(self) -> str:
+        """A short id of the bug, stable across runs and across MindSpore releases whose AKG only moved a check
+        to another line or a crash to another address: kind, masked message and place."""
+        return hashlib.sha256("\0".join(self._identity()).encode()).hexdigest()[:12]
+
+    def bug_id(self, target: str) -> str:
+        """The id of the bug on `target`: a failure of AKG's GPU or Ascend pipeline is not the CPU one."""
+        return self.key() if target == "cpu" else f"{self.key()}@{target}"
+
+    @property
+    def final(self) -> bool:
+        """Whether this result may be kept for good: a crash or hang whose frames no tool read is not."""
+        return self.kind not in (Kind.SIGNAL, Kind.TIMEOUT) or bool(self.read_by)
+
+    def one_line(self) -> str:
+        at = f" at {self.location}" if self.location else f" in {self.frames[0]}" if self.frames else ""
+        return f"{self.kind}: {self.raw or self.message}{at}"
+
+    def expectation(self) -> Expectation:
+        """What a reduction of this failure keeps: its identity, but for a wrong result only the kind of wrong
+        (its ops are what the reduction removes)."""
+        where = "" if self.kind is Kind.MISMATCH else self.location
+        return Expectation(str(self.kind), self.message, where, self.frame, exact=True)
+
+
+NO_FAILURE = Signature(Kind.NONE, "", "", ())
+
+
+def same(a: Signature, b: Signature) -> bool:
+    """One bug: the same kind, masked message and place."""
+    return a._identity() == b._identity()
+
+
+def matches(sig: Signature, expect: Expectation) -> bool:
+    """Does `sig` fail the way `expect` says? A learned expectation (`exact`) holds a failure's identity, which
+    must be equal (a wrong result's ops aside); a user-written one matches by substring after masking:
+    `message` in the message, `where` in the location or any frame, `frame` in any frame; a `where` of
+    `file:line` with a `frame` also matches that file at another line when the frame is there."""
+    if sig.kind != expect.kind:
+        return False
+    if expect.exact:
+        place = expect.frame if sig.kind is Kind.SIGNAL else _file(expect.where)
+        return sig.message == expect.message and (sig.kind is Kind.MISMATCH or place == sig.place)
+    if expect.message and mask(expect.message) not in sig.message:
+        return False
+    if expect.frame and not any(expect.frame in f for f in sig.frames):
+        return False
+    if not expect.where or any(expect.where in p for p in (sig.location, *sig.frames) if p):
+        return True
+    return bool(expect.frame) and _file(sig.location) == _file(expect.where)
+
+
+def why_unplaced(sig: Signature) -> str | None:
+    """Why the place of a crash or hang is unknown, if it is: a crash by a signal is known by its native
+    frames and a hang by the pass it hangs in; without them any crash or hang would pass for this one."""
+    if sig.kind is Kind.SIGNAL and not sig.frames:
+        how = "install gdb: apt-get install gdb" if gdb() is None else "no frame of it is in AKG's library"
+        return (
+            f"the original dies by {sig.message}, but where it died cannot be told ({how}); without that any "
+            "crash would count as this bug, so it is not reduced"
+        )
+    if sig.kind is Kind.TIMEOUT and not sig.location:
+        return (
+            "the original hangs, but its stack could not be read (py-spy missing, or not allowed to ptrace: run "
+            "as root, set kernel.yama.ptrace_scope to 0, or give the container SYS_PTRACE); without the pass it "
+            "hangs in any hang would count as this bug, so it is not reduced"
+        )
+    return None
+
+
+def stored_expectation(stored: dict[str, Any]) -> Expectation:
+    """What a failure must match to be the bug a night stored (Signature.to_dict plus its "format"). One stored
+    under another format (before crashes had frames, or lines stopped splitting bugs) is compared by kind and
+    message only, so the night after an upgrade regroups its bugs instead of calling them changed."""
+    signature = Signature.from_dict(stored)
+    if stored.get("format") == SIGNATURE_FORMAT:
+        return signature.expectation()
+    return Expectation(str(signature.kind), signature.message)
+
+
+def stored_bug_id(stored: dict[str, Any]) -> str:
+    """The bug id of a signature a night stored with its `target`."""
+    return Signature.from_dict(stored).bug_id(stored.get("target", "cpu"))
