@@ -50,3 +50,19 @@ def test_how_far_the_gpu_pipeline_gets_depends_on_the_machine(monkeypatch) -> No
     monkeypatch.setattr(akg, "cuda_facts", lambda: {"gpu": True, "nvcc": "/usr/bin/nvcc", "cuda": "11.6"})
     assert key(case) != without[0]
     assert key(cpu) == without[1], "a CPU compile's stored result stays valid"
+
+
+def test_a_crash_whose_frames_no_tool_read_is_not_a_final_answer(tmp_path) -> None:
+    """Read without gdb (missing, or failing to attach), a crash has no place: stored, it would stay placeless
+    after gdb is installed. The cache keeps what read a crash's frames and answers only with placed ones."""
+    from reducer.compile.cache import CompileCache
+    from reducer.compile.identity import Kind, Signature
+
+    cache = CompileCache(tmp_path / "compiles.sqlite")
+    unplaced = Signature(Kind.SIGNAL, "SIGSEGV", "", ())
+    cache.put("a", unplaced, 1.0)
+    assert cache.get("a") is None
+    placed = Signature(Kind.SIGNAL, "SIGSEGV", "", ("akg::ir::CPULocalReconstruction::GetNewArgs",), read_by="gdb")
+    cache.put("b", placed, 1.0)
+    assert cache.get("b") == placed and cache.get("b").read_by == "gdb"
+    cache.close()

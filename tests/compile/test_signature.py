@@ -11,7 +11,18 @@ from dataclasses import replace
 from conftest import HERE
 
 from reducer.compile import crash_stack
-from reducer.compile.identity import Kind, Signature, mask, matches, message_regex, same, why_unplaced
+from reducer.compile.identity import (
+    SIGNATURE_FORMAT,
+    Kind,
+    Signature,
+    mask,
+    matches,
+    message_regex,
+    same,
+    stored_bug_id,
+    stored_expectation,
+    why_unplaced,
+)
 from reducer.compile.sandbox import Outcome
 from reducer.compile.signature import CODEGEN_STOPS, hang_signature, signature_of
 from reducer.core.case import Expectation
@@ -179,6 +190,8 @@ def test_a_check_is_the_same_bug_on_an_older_release() -> None:
     assert matches(older, now.expectation()) and older.key() == now.key()
     written = Expectation(**now.expectation().to_dict())  # as the bundle's crash.yaml has it
     assert matches(older, written)
+    stored = {**now.to_dict(), "target": "cpu", "format": SIGNATURE_FORMAT}  # as a night stores it
+    assert matches(older, stored_expectation(stored)), "the night's recheck on 2.9: the same bug, not CHANGED"
 
 
 # What AKG's Ascend pipeline logs when a tiling overflows the unified buffer, and then tiles again.
@@ -227,6 +240,8 @@ def test_a_wrong_result_is_its_kind_of_wrong_and_its_ops() -> None:
     assert not matches(wrong_result("precision", "Transpose:float16"), transpose.expectation())
     crash = signature_of(Outcome(None, 11, False, False, 1.0, "", stack=("akg::ir::A",), stack_by="gdb"), 60)
     assert crash.bug_id("cpu") != crash.bug_id("cuda") and crash.bug_id("cuda").endswith("@cuda")
+    for sig, target in ((transpose, "cpu"), (crash, "cuda")):  # the night's id of what it stored: the same
+        assert stored_bug_id({**sig.to_dict(), "target": target, "format": SIGNATURE_FORMAT}) == sig.bug_id(target)
 
 
 def test_a_check_reached_from_anywhere_is_one_bug() -> None:

@@ -1,0 +1,76 @@
+"""The identity of every corpus failure on the real AKG: the corpus's cases fall into exactly the bugs the
+corpus says (two distinct bugs never share an id, one bug's cases never split), and MindSpore 2.7.2's AKG
+gives every CPU and GPU case the id MindSpore 2.10's does (a check moved to another line, a crash to another
+address, a TVM helper inlined in one release and not in the other)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import pytest
+from conftest import CORPUS, needs_akg, needs_ascend
+
+from reducer.compile import toolchains
+from reducer.compile.akg import compile_case
+from reducer.compile.identity import Kind
+from reducer.compile.sandbox import Outcome
+from reducer.compile.signature import signature_of
+from reducer.compile.warm import WorkerPool
+from reducer.core.case import Case
+from reducer.inputs.crash_yaml import load_case
+from reducer.inputs.load import load_input
+from reducer.kernels.kinds import outputs_of
+
+pytestmark = [pytest.mark.akg, needs_akg]
+
+# The corpus cases that are one bug met twice (README's corpus table); every other case is a bug of its own.
+ONE_BUG = [
+    {"pointnet_head_segv", "hybrid_head_attention_segv"},  # GetNewArgs<Call>, from a fused graph and Hybrid DSL
+    {"pointnet_bn_stats_ssa", "nearest_distance_odd_points"},  # split_host_device.cc's SSA check
+    {"outer_band_index", "pointnet_group_outer_band"},  # GetOuterBandNode's band_index check
+    {"pointnet_head_hang", "pointnet_cls_logsoftmax_hang"},  # the hang in ComputeTransferCopyin
+]
+DUMPED = CORPUS / "pointnet_matmul_isl_abort" / "Fused_MatMul_split_785238241113303400.info"
+
+
+def _identity(case: Case, outcome: Outcome) -> str:
+    return signature_of(outcome, case.time_limit).bug_id(case.target)
+
+
+@pytest.mark.timeout(600)
+@pytest.mark.xdist_group("corpus_compiles")
+def test_the_corpus_falls_into_exactly_its_bugs(corpus_compiles: dict[str, tuple[Case, Outcome]]) -> None:
+    dumped = load_input(DUMPED)
+    ids = {name: _identity(case, outcome) for name, (case, outcome) in corpus_compiles.items()}
+    ids[DUMPED.parent.name] = _identity(dumped, compile_case(dumped, outputs_of(dumped)))
+    groups: dict[str, set[str]] = defaultdict(set)
+    for name, bug in ids.items():
+        groups[bug].add(name)
+    together = {name for group in ONE_BUG for name in group}
+    expected = [group & ids.keys() for group in ONE_BUG] + [{name} for name in ids if name not in together]
+    assert sorted(map(sorted, groups.values())) == sorted(map(sorted, filter(None, expected)))
+
+
+@pytest.mark.timeout(900)
+@pytest.mark.xdist_group("corpus_compiles")
+def test_an_older_release_gives_every_bug_the_same_id(corpus_compiles: dict[str, tuple[Case, Outcome]]) -> None:
+    """Every CPU and GPU crash and error of the corpus compiled by MindSpore 2.7.2 (the aicore toolchain's
+    interpreter, whose wheel ships CPU and GPU builds too): the same bug id. Wrong results and hangs are left
+    to their own tests (a check run or a hang each costs far more than a compile)."""
+    needs_ascend()
+    older = toolchains.ensure("aicore", say=False)
+    pool = WorkerPool()
+    differ = {}
+    try:
+        for name, (case, outcome) in corpus_compiles.items():
+            here = signature_of(outcome, case.time_limit)
+            if case.target == "aicore" or here.kind in (Kind.MISMATCH, Kind.TIMEOUT):
+                continue
+            there_case = load_case(CORPUS / name / "crash.yaml").with_(python=older)
+            there = signature_of(compile_case(there_case, outputs_of(there_case), pool=pool), case.time_limit)
+            if there.bug_id(case.target) != here.bug_id(case.target):
+                differ[name] = (here.one_line(), there.one_line())
+    finally:
+        pool.close()
+    assert not differ, differ
+
