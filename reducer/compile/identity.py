@@ -6,8 +6,8 @@ expectation a reduction keeps (`Signature.expectation`) and whether a result mee
 
 What identifies a failure, by kind (docs/signature.md says why):
 - error: the masked message, the file of the failing check (not its line: a check moves between releases) and
-  the innermost frame of its backtrace (the function that holds the check);
-- signal: the signal and where it died: the innermost frame of AKG's or TVM's own code (crash_stack.frames);
+  where it died: the innermost frame of its backtrace in AKG's or TVM's own code (crash_stack.is_own);
+- signal: the signal and where it died, by the same rule;
 - timeout: the pass it hangs in;
 - memory: the cap it went over;
 - mismatch: the kind of wrong (NaN, values, precision, writes outside its outputs) and the ops and dtypes of
@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from reducer.compile.crash_stack import gdb
+from reducer.compile.crash_stack import gdb, is_own
 from reducer.core.case import Expectation
 
 # Bump when what identifies a failure changes (masking, frames, the fields of the key): stored signatures of
@@ -127,16 +127,18 @@ class Signature:
 
     @property
     def place(self) -> str:
-        """Where the bug is: a check's source file (a line moves between releases), a hang's pass, a wrong
-        result's ops, where a crash died (its innermost frame)."""
+        """Where the bug is: a check's source file (a line moves between releases) and the function it died
+        in, where a crash died, a hang's pass, a wrong result's ops."""
         if self.kind is Kind.SIGNAL:
-            return self.frames[0] if self.frames else ""
+            return self.died_in
+        if self.kind is Kind.ERROR:
+            return f"{_file(self.location)} in {self.died_in}"
         return _file(self.location)
 
     @property
-    def frame(self) -> str:
-        """The innermost frame: the function of a check, where a crash died, a hang's pass."""
-        return self.frames[0] if self.frames else ""
+    def died_in(self) -> str:
+        """The innermost of the frames that is AKG's or TVM's own code; '' when none is."""
+        return next((f for f in self.frames if is_own(f)), "")
 
     def _identity(self) -> tuple[str, str, str]:
         return (str(self.kind), self.message, self.place)
@@ -163,7 +165,7 @@ class Signature:
         """What a reduction of this failure keeps: its identity, but for a wrong result only the kind of wrong
         (its ops are what the reduction removes)."""
         where = "" if self.kind is Kind.MISMATCH else self.location
-        return Expectation(str(self.kind), self.message, where, self.frame, exact=True)
+        return Expectation(str(self.kind), self.message, where, self.died_in, exact=True)
 
 
 NO_FAILURE = Signature(Kind.NONE, "", "", ())
@@ -174,6 +176,15 @@ def same(a: Signature, b: Signature) -> bool:
     return a._identity() == b._identity()
 
 
+def _place(expect: Expectation) -> str:
+    """The place an exact expectation names (Signature.expectation's where and frame)."""
+    if expect.kind == Kind.SIGNAL:
+        return expect.frame
+    if expect.kind == Kind.ERROR:
+        return f"{_file(expect.where)} in {expect.frame}"
+    return _file(expect.where)
+
+
 def matches(sig: Signature, expect: Expectation) -> bool:
     """Does `sig` fail the way `expect` says? A learned expectation (`exact`) holds a failure's identity, which
     must be equal (a wrong result's ops aside); a user-written one matches by substring after masking:
@@ -182,8 +193,7 @@ def matches(sig: Signature, expect: Expectation) -> bool:
     if sig.kind != expect.kind:
         return False
     if expect.exact:
-        place = expect.frame if sig.kind is Kind.SIGNAL else _file(expect.where)
-        return sig.message == expect.message and (sig.kind is Kind.MISMATCH or place == sig.place)
+        return sig.message == expect.message and (sig.kind is Kind.MISMATCH or _place(expect) == sig.place)
     if expect.message and mask(expect.message) not in sig.message:
         return False
     if expect.frame and not any(expect.frame in f for f in sig.frames):

@@ -8,7 +8,7 @@ import json
 import re
 import signal as signals
 
-from reducer.compile.crash_stack import bare, is_generic
+from reducer.compile.crash_stack import AKG_LIBRARY, KEEP_FRAMES, bare, is_generic
 from reducer.compile.hang_stack import hang_place
 from reducer.compile.identity import NO_FAILURE, Kind, Signature, mask
 from reducer.compile.mismatch_run import DETAIL as MISMATCH_DETAIL
@@ -49,18 +49,17 @@ NVCC_NOT_RUN = "reaches nvcc, which a search candidate does not run"
 _RAISED_AT = re.compile(r'^\s*File "(?P<file>[^"]+\.(?:cc|h|cpp))", line (?P<line>\d+)$')
 HANG_MESSAGE = "compile did not finish within its time limit"
 _AKG_ERROR = re.compile(r"^\[ERROR\] AKG:\S+ \[(?P<loc>[\w./-]+:\d+)\] \[(?P<comp>[^\]]*)\] (?P<msg>.*)$")
-_BT = re.compile(r"\[bt\] \((?P<index>\d+)\) [^(]*\((?P<sym>.*)\+0x[0-9a-f]+\) \[0x[0-9a-f]+\]$")
+_BT = re.compile(r"\[bt\] \((?P<index>\d+)\) (?P<lib>[^(]*)\((?P<sym>.*)\+0x[0-9a-f]+\) \[0x[0-9a-f]+\]$")
 _PY_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)')
 _PY_EXC = re.compile(r"^(?P<type>[A-Za-z_][\w.]*(?:Error|Exception|Exit)): ?(?P<msg>.*)$")
 _NOISE_FRAMES = ("LogMessageFatal", "LogMessage", "Backtrace", "__libc", "_start")
 _GENERIC_EXC = {"Compile error", "Traceback (most recent call last):"}
 _WHAT = re.compile(r"^\s*what\(\):\s*(?P<what>.+)$")  # the C++ exception that ended in std::terminate
-KEEP_FRAMES = 4  # of a check's backtrace: context for the bundle, not its identity
 
 
 def _backtrace(lines: list[str], start: int) -> tuple[str, ...]:
-    """The functions of the `[bt]` block after line `start` (an error's), innermost first: logging and
-    generic frames dropped, return types and arguments cut."""
+    """The functions of AKG's library in the `[bt]` block after line `start` (an error's), innermost first:
+    logging and generic frames dropped, return types and arguments cut."""
     numbered: list[tuple[int, str]] = []
     for line in lines[start + 1 :]:
         m = _BT.search(line)
@@ -68,14 +67,14 @@ def _backtrace(lines: list[str], start: int) -> tuple[str, ...]:
             if numbered:
                 break
             continue
-        sym = bare(m["sym"]) if m["sym"] else ""
+        sym = bare(m["sym"]) if m["sym"] and m["lib"].endswith(AKG_LIBRARY) else ""
         if sym and not any(n in sym for n in _NOISE_FRAMES) and not is_generic(sym):
             numbered.append((int(m["index"]), sym))
     frames: list[str] = []
     for _, sym in sorted(numbered):  # MindSpore's log prints some backtraces outermost first
         if sym not in frames:
             frames.append(sym)
-    return tuple(frames[:KEEP_FRAMES])
+    return tuple(frames[:KEEP_FRAMES])  # where it died (identity.Signature.died_in) and context
 
 
 def _python_error(lines: list[str]) -> tuple[str, str, str, str] | None:
