@@ -73,4 +73,3 @@ def test_an_older_release_gives_every_bug_the_same_id(corpus_compiles: dict[str,
     finally:
         pool.close()
     assert not differ, differ
-
