@@ -117,7 +117,7 @@ def original_signature(
     signatures = [sig for sig, _ in results]
     if signatures and all(s.kind is Kind.ENVIRONMENT for s in signatures):
         raise EnvironmentBroken(
-            f"this machine cannot compile the case for {case.target}: {signatures[0].message} ({signatures[0].raw})"
+            f"this machine cannot compile the case for {case.target}: {signatures[0].message}: {signatures[0].raw}"
         )
     if signatures and all(s.kind is Kind.CODEGEN for s in signatures):
         pipeline, has, generation = codegen_facts(case.target)

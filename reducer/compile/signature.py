@@ -45,6 +45,8 @@ _CCE_STOP = re.compile(CODEGEN_STOPS["aicore"])
 CCE_MESSAGE = "reaches CCE code generation, which needs CANN's compiler"
 CUDA_MESSAGE = "reaches CUDA code generation, which needs nvcc and a GPU"
 NVCC_NOT_RUN = "reaches nvcc, which a search candidate does not run"
+NVCC_REFUSES = "this machine's nvcc refuses to compile AKG's CUDA"
+CUDA_HEADERS_CLASH = "this machine's CUDA headers clash with the CUDA AKG generates (its GPU build is for CUDA 11)"
 # A C++ exception as Python gets it: the file and line of the check that raised it, then its message.
 _RAISED_AT = re.compile(r'^\s*File "(?P<file>[^"]+\.(?:cc|h|cpp))", line (?P<line>\d+)$')
 HANG_MESSAGE = "compile did not finish within its time limit"
@@ -139,14 +141,14 @@ def _nvcc_failure(lines: list[str], loc: str, comp: str) -> Signature:
         text = line.strip()
         fatal = _NVCC_FATAL.match(text)
         if fatal:
-            return Signature(Kind.ENVIRONMENT, f"nvcc cannot compile here: {mask(fatal['msg'])}", loc, (), comp, text)
+            return Signature(Kind.ENVIRONMENT, NVCC_REFUSES, loc, (), comp, text)
         diagnostic = _NVCC_DIAGNOSTIC.match(text)
         if diagnostic is None:
             continue
         said = f"{diagnostic['file'].rsplit('/', 1)[-1]}: error: {diagnostic['msg']}"
         if diagnostic["file"].endswith(_GENERATED) and not _CLASH_WITH_HEADER.search(text):
             return Signature(Kind.INVALID_CUDA, mask(diagnostic["msg"]), _GENERATED, (), "nvcc", said)
-        return Signature(Kind.ENVIRONMENT, f"this CUDA's headers reject AKG's code: {mask(said)}", loc, (), comp, said)
+        return Signature(Kind.ENVIRONMENT, CUDA_HEADERS_CLASH, loc, (), comp, said)
     return Signature(Kind.ENVIRONMENT, "nvcc fails without a diagnostic", loc, (), comp, lines[-1] if lines else "")
 
 

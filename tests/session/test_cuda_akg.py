@@ -144,20 +144,42 @@ def test_without_nvcc_a_cuda_kernel_stops_at_code_generation(transpose_for_cuda:
     assert run.returncode == 3 and "reaches CUDA code generation, which needs nvcc" in run.stderr, run.stderr
 
 
-def test_an_nvcc_failure_is_not_an_akg_failure(transpose_for_cuda: Path, tmp_path: Path) -> None:
-    """nvcc failing on AKG's generated code (CUDA 13 without sm_70, a header clash) is the CUDA toolkit's
-    matter: exit 3 naming nvcc's message and the machine, never a bug to reduce. The kernel names no
-    architecture: nvcc is given the lowest this nvcc lists."""
+def _with_nvcc(script: str, tmp_path: Path) -> str:
     fake = tmp_path / "bin"
     fake.mkdir()
-    (fake / "nvcc").write_text(FAKE_NVCC)
+    (fake / "nvcc").write_text(script)
     (fake / "nvcc").chmod(0o755)
+    return f"{fake}:{os.environ['PATH']}"
+
+
+def test_an_nvcc_that_cannot_run_here_is_the_environment(transpose_for_cuda: Path, tmp_path: Path) -> None:
+    """nvcc refusing the architecture (CUDA 13 without sm_70) is this machine's CUDA, not the kernel: exit 2
+    with one line naming nvcc and what it said, never a bug to reduce. The kernel names no architecture: nvcc
+    is given the lowest this nvcc lists."""
     args = tmp_path / "nvcc-args"
-    run = _check_with_path(transpose_for_cuda, f"{fake}:{os.environ['PATH']}", NVCC_ARGS=str(args))
-    assert run.returncode == 3, run.stderr
-    assert "reaches nvcc, which fails on the generated CUDA code" in run.stderr
+    run = _check_with_path(transpose_for_cuda, _with_nvcc(FAKE_NVCC, tmp_path), NVCC_ARGS=str(args))
+    assert run.returncode == 2, run.stderr
+    assert "this machine cannot compile the case for cuda: this machine's nvcc refuses" in run.stderr
     assert "Unsupported gpu architecture 'sm_75'" in run.stderr and "Traceback" not in run.stderr
     assert "-arch sm_75" in args.read_text()
+
+
+INVALID_CUDA_NVCC = """#!/bin/sh
+case "$*" in *--list-gpu-arch*) echo compute_75; exit 0;; esac
+for source; do :; done
+echo "$source(12): error: identifier \\"cc3\\" is undefined"
+echo "1 error detected in the compilation of \\"$source\\"."
+exit 1
+"""
+
+
+def test_an_nvcc_error_in_the_cuda_akg_generated_is_a_codegen_bug(transpose_for_cuda: Path, tmp_path: Path) -> None:
+    """An error nvcc reports in AKG's own `my_kernel.cu` is AKG's code generation going wrong: a failure
+    with nvcc's message masked, which `reduce check` prints (exit 0) and a reduction would keep."""
+    run = _check_with_path(transpose_for_cuda, _with_nvcc(INVALID_CUDA_NVCC, tmp_path))
+    assert run.returncode == 0, run.stderr
+    expected = 'invalid-cuda: my_kernel.cu: error: identifier "cc3" is undefined at my_kernel.cu'
+    assert run.stdout.strip() == expected, run.stdout
 
 
 def test_aicore_with_a_python_whose_wheel_lacks_the_ascend_build(tmp_path: Path) -> None:
