@@ -44,10 +44,15 @@ _GENERIC = (
 )
 
 
-# TVM's expression builders: free functions of namespace air (air::floordiv, air::operator+, air::max) and
-# its constant folder, which one build inlines into their caller and the next does not (air::floordiv is a
-# frame of its own in MindSpore 2.9's AKG, inlined in 2.10's): a crash in one is placed at its caller.
-_EXPRESSION_HELPER = re.compile(r"^air::(?:[^:]+|arith::TryConstFold<.*)$")
+# TVM's expression operators (expr_operator.h: air::floordiv, air::operator+, air::max, ...) and its constant
+# folder, which one build inlines into their caller and the next does not (air::floordiv is a frame of its own
+# in MindSpore 2.9's AKG, inlined in 2.10's): a crash or a check in one is placed at its caller.
+_EXPRESSION_OPERATORS = (
+    "truncdiv|truncmod|floordiv|floormod|indexdiv|indexmod|div|mod|min|max|min_value|max_value|if_then_else|"
+    "likely|pow|abs|isnan|cast|reinterpret|make_const|make_zero|const_true|const_false|floor|ceil|round|"
+    "nearbyint|trunc|fmod|exp|log|sqrt|rsqrt|tanh|sigmoid|erf|popcount|cos|sin|atan|sum|prod|all|any"
+)
+_EXPRESSION_HELPER = re.compile(rf"^air::(?:operator\W+|(?:{_EXPRESSION_OPERATORS})|arith::TryConstFold<.*)$")
 # Libraries linked into libakg.so that are not AKG's or TVM's own code: a crash in them is placed at the
 # AKG or TVM function that called them.
 _THIRD_PARTY = ("llvm::", "isl::", "isl_", "picojson::", "dmlc::", "TVM", "_")
@@ -127,7 +132,7 @@ def bare(body: str) -> str:
             depth += 1
         elif char == ">":
             depth -= 1
-        elif char == " " and depth == 0:
+        elif char == " " and depth == 0 and not name[:index].endswith("operator"):  # a conversion operator
             start = index + 1
     return name[start:]
 
@@ -160,9 +165,10 @@ def _in_akg(frame: re.Match[str]) -> bool:
 
 def frames(gdb_output: str) -> tuple[str, ...]:
     """The frames of AKG's library in gdb's backtrace, from where it died outward (is_own: AKG's or TVM's
-    own innermost function, generic machinery skipped): their function names; when none of the innermost
-    has one (a recursion thousands deep), the named frames of the outermost print, innermost first (the
-    pass that recursed); else `libakg.so+0x...` offsets from the library's text."""
+    own innermost function, generic machinery skipped): their function names, then those of the outermost
+    print of a stack deeper than both prints (the passes above a recursion), innermost first; when none of
+    the innermost has a name (a recursion thousands deep through nameless frames), the outermost print's
+    alone (the pass that recursed); else `libakg.so+0x...` offsets from the library's text."""
     starts = _library_starts(gdb_output)
     named: list[str] = []
     unnamed: list[str] = []
@@ -187,4 +193,6 @@ def frames(gdb_output: str) -> tuple[str, ...]:
         if name and not is_generic(name) and name not in named:
             named.append(name)
     died = next((i for i, name in enumerate(named) if is_own(name)), 0)
-    return tuple((named[died:] or outer or unnamed)[:KEEP_FRAMES])
+    # A stack deeper than both prints: the outermost frames name the passes that called where it died.
+    placed = list(dict.fromkeys(named[died:] + outer))
+    return tuple((placed or unnamed)[:KEEP_FRAMES])

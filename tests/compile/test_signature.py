@@ -280,3 +280,46 @@ def test_nvcc_on_akgs_cuda_is_a_codegen_bug_and_nvcc_that_cannot_run_is_the_envi
     dropped = re.sub(r"^/\S+my_kernel\.cu\(\d+\): error: .*$", fatal,
                      nvcc_said, flags=re.M)  # fmt: skip
     assert signature_of(outcome(dropped), 60).kind is Kind.ENVIRONMENT
+
+
+def _frame_lines(gdb_file: str) -> list[str]:
+    return [ln for ln in (CRASHES / gdb_file).read_text().splitlines() if re.match(r"#\d+ ", ln)]
+
+
+def _stack(lines: list[str]) -> str:
+    """gdb's print of a stack made of `lines` (frames of a real print), numbered again from #0."""
+    return "\n".join(re.sub(r"^#\d+", f"#{n}", line) for n, line in enumerate(lines))
+
+
+def test_crashes_in_two_tvm_passes_are_two_bugs() -> None:
+    """Two real crashes on MindSpore 2.10 (corpus/telang_deep_*): a chain of 8000 additions overflows the
+    stack in TVM's rewrite simplifier (called by AKG's AttrForLayoutOp), exp composed 8000 times in TVM's
+    TensorReplacer (called when AKG normalises the schedule). Both run under akg::lower::StageLower::RunTo;
+    each is placed in its TVM pass, with the AKG callers kept as context."""
+    simplifier = crash("telang_deep_sum_ms2.10.0.gdb.txt")
+    replacer = crash("telang_deep_exp_ms2.10.0.gdb.txt")
+    assert simplifier.died_in == "air::arith::RewriteSimplifier::Impl::Mutate_"
+    assert replacer.died_in == "air::op::TensorReplacer::Mutate_"
+    assert not same(simplifier, replacer) and simplifier.key() != replacer.key()
+    assert not matches(replacer, simplifier.expectation())
+
+
+def test_a_crash_in_a_tvm_function_is_placed_there_not_at_its_akg_caller() -> None:
+    """The real frames of the TensorReplacer crash with its recursion cut to one level, as a crash inside the
+    pass rather than a stack overflow shows, against a crash in the TVM function that called it
+    (air::NormalizeBody): both have akg::LowerInitWithSchedule as their first AKG frame, where frames used to
+    stop, and are two bugs; one TVM function crashing under two AKG passes is one."""
+    lines = _frame_lines("telang_deep_exp_ms2.10.0.gdb.txt")
+    first_level = lines[:6]
+    outer = [ln for ln in lines if int(ln[1:].split()[0]) >= 25124]
+    in_replacer = crash_stack.frames(_stack(first_level + outer))
+    in_normalize = crash_stack.frames(_stack(outer[outer.index(next(ln for ln in outer if "NormalizeBody" in ln)) :]))
+    assert in_replacer[0] == "air::op::TensorReplacer::Mutate_" and "akg::LowerInitWithSchedule" in in_replacer
+    assert in_normalize[0] == "air::NormalizeBody"
+    segv = signature_of(outcome("", None, signal.SIGSEGV), 60)
+    replacer, normalize = replace(segv, frames=in_replacer), replace(segv, frames=in_normalize)
+    assert not same(replacer, normalize)
+    under_another_pass = tuple(
+        f.replace("akg::LowerInitWithSchedule", "akg::ir::ReconstructLayout") for f in in_replacer
+    )
+    assert same(replacer, replace(segv, frames=under_another_pass))
