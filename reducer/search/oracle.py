@@ -48,6 +48,7 @@ class Counters:
 AHEAD_POLL = 0.05  # seconds between looks at a cancel event while waiting for a compile ahead
 SAME_FAILURE = "fails the same way"
 PASSES = "passes"  # compiles, or for a wrong-result case computes the right result
+CANNOT_COMPILE_HERE = "cannot be compiled on this machine"  # Kind.ENVIRONMENT: says nothing of the kernel
 
 
 @dataclass(frozen=True)
@@ -206,7 +207,9 @@ class Oracle:
             return f"invalid kernel: {verdict.reason}"
         if verdict.interesting:
             return SAME_FAILURE
-        if verdict.signature.kind in (Kind.NONE, Kind.CODEGEN):  # CODEGEN: AKG's passes passed; nvcc not here
+        if verdict.signature.kind is Kind.ENVIRONMENT:  # neither passes nor another bug
+            return f"{CANNOT_COMPILE_HERE}: {verdict.signature.message}"
+        if not verdict.signature.failed:  # CODEGEN: AKG's passes passed; nvcc not here
             return PASSES
         return f"other failure: {verdict.signature.one_line()}"
 
