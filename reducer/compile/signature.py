@@ -129,8 +129,9 @@ def _wrong_result(lines: list[str], verdict: str) -> Signature:
         facts = json.loads(detail)
     except ValueError:
         facts = {}
-    wrong = WRONG_KINDS.get(facts.get("wrong_kind", ""), WRONG_KINDS["values"])
-    return Signature(Kind.MISMATCH, f"wrong result: {wrong}", facts.get("ops", ""), (), "akg-vs-reference", verdict)
+    message = f"wrong result: {WRONG_KINDS.get(facts.get('wrong_kind', ''), WRONG_KINDS['values'])}"
+    said = verdict.split("mismatch:", 1)[-1].strip()  # the worst output's error, as the check printed it
+    return Signature(Kind.MISMATCH, message, facts.get("ops", ""), (), "akg-vs-reference", f"{message} ({said})")
 
 
 def _nvcc_failure(lines: list[str], loc: str, comp: str) -> Signature:
