@@ -30,6 +30,7 @@ from reducer.core.errors import (
     Flaky,
     InvalidKernel,
     NeedsCodegen,
+    NotChecked,
     NotFailingError,
     Unplaced,
 )
@@ -118,6 +119,11 @@ def original_signature(
     if signatures and all(s.kind is Kind.ENVIRONMENT for s in signatures):
         raise EnvironmentBroken(
             f"this machine cannot compile the case for {case.target}: {signatures[0].message}: {signatures[0].raw}"
+        )
+    if signatures and all(s.kind is Kind.UNCHECKED for s in signatures):
+        raise NotChecked(
+            f"not checked: {signatures[0].raw}; its inputs are outside the domain of an op it computes, so "
+            "nothing tells whether AKG computes it right"
         )
     if signatures and all(s.kind is Kind.CODEGEN for s in signatures):
         pipeline, has, generation = codegen_facts(case.target)

@@ -21,7 +21,7 @@ from reducer.capture.found import FoundKernel, write_case
 from reducer.capture.run_workarounds import Rerun, try_flags
 from reducer.compile.identity import Kind, Signature
 from reducer.core.case import Case, Expectation
-from reducer.core.errors import CompilesFine, InputError, NotFailingError
+from reducer.core.errors import CompilesFine, InputError, NotChecked, NotFailingError
 from reducer.core.files import write_atomic
 from reducer.inputs.failure_log import LogFindings, clean
 from reducer.inputs.load import load_input, original_files
@@ -110,6 +110,8 @@ def _check_result(
         return NOT_CHECKED, {**entry, "why": str(exc)}
     except CompilesFine:
         return RIGHT, entry
+    except NotChecked as exc:
+        return NOT_CHECKED, {**entry, "why": str(exc)}
     except NotFailingError as exc:
         return NOT_REPRODUCED, {**entry, "why": str(exc)}
     return _Checked(kernel, crash, case, sig)

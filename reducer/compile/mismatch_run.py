@@ -10,7 +10,8 @@ Either is compared instead with the same kernel compiled by AKG with another att
 "against".
 
 Needs only MindSpore (and numpy). Run by akg-reduce as `python mismatch_run.py spec.json`; a bundle's
-repro.py is this file with the spec embedded. Exit codes: 1 wrong result, 0 within tolerance, 2 the
+repro.py is this file with the spec embedded. Exit codes: 1 wrong result, 0 within tolerance, 3 nothing
+compared in some output (its reference is NaN everywhere: inputs outside an op's domain), 2 the
 check itself failed (a compile error shows as a traceback)."""
 
 import ctypes
@@ -285,6 +286,9 @@ def compare(got, want, limits):
             f" tolerance {limits[index]:g}, {unwritten} never written, {skipped} undefined)"
         )
         within = within and not wrong
+        worst["compared"] = worst.get("compared", 0) + int(error.size) - skipped
+        if skipped == error.size:
+            worst["unchecked"] = [*worst.get("unchecked", []), index]
         worst["any_unwritten"] = worst.get("any_unwritten", 0) + unwritten
         if wrong:
             ratio = float((error[bad] / scale[bad]).max()) / limits[index] if limits[index] else float("inf")
@@ -326,8 +330,13 @@ def check(spec, folder):
         reference = "AKG with attrs " + json.dumps(spec["against"])
     else:
         reference = "numpy" if spec.get("kernel") == "graph" else "Python"
+    if within and not problems and worst.get("unchecked"):
+        outputs = ", ".join(map(str, worst["unchecked"]))
+        print(f"{VERDICT} unchecked: output {outputs} compared no element (the {reference} reference is NaN there)")
+        return 3
     if within and not problems:
-        print(f"{VERDICT} match: every output within tolerance of the {reference} reference")
+        compared = f"{worst.get('compared', 0)} elements compared"
+        print(f"{VERDICT} match: every output within tolerance of the {reference} reference ({compared})")
         return 0
     for element in worst["elements"]:
         print(f"  at {element['index']}: expected {element['expected']:.6g}, AKG gives {element['actual']:.6g}")

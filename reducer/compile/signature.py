@@ -45,6 +45,7 @@ _CCE_STOP = re.compile(CODEGEN_STOPS["aicore"])
 CCE_MESSAGE = "reaches CCE code generation, which needs CANN's compiler"
 CUDA_MESSAGE = "reaches CUDA code generation, which needs nvcc and a GPU"
 NVCC_NOT_RUN = "reaches nvcc, which a search candidate does not run"
+UNCHECKED_MESSAGE = "the wrong-result check compared nothing"
 NVCC_REFUSES = "this machine's nvcc refuses to compile AKG's CUDA"
 CUDA_HEADERS_CLASH = "this machine's CUDA headers clash with the CUDA AKG generates (its GPU build is for CUDA 11)"
 # A C++ exception as Python gets it: the file and line of the check that raised it, then its message.
@@ -172,6 +173,9 @@ def signature_of(outcome: Outcome, timeout: float) -> Signature:
     verdict = next((ln.strip() for ln in lines if ln.startswith(MISMATCH_VERDICT)), "")
     if verdict.startswith(f"{MISMATCH_VERDICT} mismatch"):
         return _wrong_result(lines, verdict)
+    if verdict.startswith(f"{MISMATCH_VERDICT} unchecked"):
+        said = verdict.split("unchecked:", 1)[-1].strip()
+        return Signature(Kind.UNCHECKED, UNCHECKED_MESSAGE, "", (), "akg-vs-reference", said)
     if verdict or outcome.returncode == 0:  # what AKG logged and recovered from is no failure
         return NO_FAILURE
     if outcome.signal is not None:

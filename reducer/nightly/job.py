@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from reducer.compile.akg import compile_case, compiler_identity, find_toolchain
-from reducer.compile.identity import SIGNATURE_FORMAT, Kind, matches, stored_expectation
+from reducer.compile.identity import SIGNATURE_FORMAT, matches, stored_expectation
 from reducer.compile.sandbox import dying_with_this_process, temp_dir
 from reducer.compile.signature import signature_of
 from reducer.core.case import Case
@@ -28,6 +28,7 @@ from reducer.core.errors import (
     Flaky,
     InputError,
     NeedsCodegen,
+    NotChecked,
     Unplaced,
 )
 from reducer.inputs.load import load_input, original_files
@@ -72,7 +73,7 @@ def run_case(spec: dict[str, Any]) -> dict[str, Any]:
     if spec["action"] == RECHECK:
         sig = signature_of(compile_case(case, outputs_of(case)), case.time_limit)
         result["compiles"] = 1
-        if sig.kind is Kind.ENVIRONMENT:  # the machine cannot tell: neither fixed nor failing
+        if not sig.kind.is_verdict:  # the machine or the check cannot tell: neither fixed nor failing
             return {**result, "status": ERROR, "error": f"{sig.message} ({sig.raw})", "signature": spec.get("previous")}
         if not sig.failed:
             return {**result, "status": FIXED if was_failing else PASSES, "signature": spec.get("previous")}
@@ -93,7 +94,7 @@ def run_case(spec: dict[str, Any]) -> dict[str, Any]:
         result.update(status=CHANGED, error=str(exc))
     except Flaky as exc:
         result.update(status=FLAKY, error=str(exc), signature=spec.get("previous"))
-    except EnvironmentBroken as exc:
+    except (EnvironmentBroken, NotChecked) as exc:
         result.update(status=ERROR, error=str(exc), signature=spec.get("previous"))
     except InputError as exc:
         result.update(status=BROKEN, error=str(exc))

@@ -48,7 +48,7 @@ class Counters:
 AHEAD_POLL = 0.05  # seconds between looks at a cancel event while waiting for a compile ahead
 SAME_FAILURE = "fails the same way"
 PASSES = "passes"  # compiles, or for a wrong-result case computes the right result
-CANNOT_COMPILE_HERE = "cannot be compiled on this machine"  # Kind.ENVIRONMENT: says nothing of the kernel
+SAYS_NOTHING = "no verdict"  # the environment, or a check that compared nothing: says nothing of the kernel
 
 
 @dataclass(frozen=True)
@@ -207,8 +207,8 @@ class Oracle:
             return f"invalid kernel: {verdict.reason}"
         if verdict.interesting:
             return SAME_FAILURE
-        if verdict.signature.kind is Kind.ENVIRONMENT:  # neither passes nor another bug
-            return f"{CANNOT_COMPILE_HERE}: {verdict.signature.message}"
+        if not verdict.signature.kind.is_verdict:  # neither passes nor another bug
+            return f"{SAYS_NOTHING}: {verdict.signature.message}"
         if not verdict.signature.failed:  # CODEGEN: AKG's passes passed; nvcc not here
             return PASSES
         return f"other failure: {verdict.signature.one_line()}"

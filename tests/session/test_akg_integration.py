@@ -158,3 +158,29 @@ def test_wrong_result_against_another_attrs_set(tmp_path: Path, against: str, ve
         assert check.returncode == 0 and "mismatch" in check.stdout and "AKG with attrs" in check.stdout
     else:
         assert check.returncode == 3 and "computes the same result as its reference" in check.stderr
+
+
+SQRT_BELOW_ZERO = """def shifted_root(x):
+    y = output_tensor(x.shape, x.dtype)
+    for i in range(x.shape[0]):
+        y[i] = sqrt(x[i] - 2.0)
+    return y
+"""
+
+
+def test_a_check_that_compares_nothing_says_so(tmp_path: Path) -> None:
+    """The check's inputs are drawn in [-1, 1): the square root of x - 2 is NaN in the reference everywhere,
+    so nothing is compared. That is 'not checked' (exit 3 saying why), never 'computes right'; the same kernel
+    with inputs it can compare is right."""
+    (tmp_path / "kernel.py").write_text(SQRT_BELOW_ZERO)
+    data = {"name": "shifted_root", "kernel": "kernel.py", "inputs": [{"shape": [16], "dtype": "float32"}],
+            "expect": {"kind": "mismatch"}}  # fmt: skip
+    (tmp_path / "crash.yaml").write_text(yaml.safe_dump(data))
+    check = subprocess.run([sys.executable, "-m", "reducer", "check", str(tmp_path / "crash.yaml")],
+                           capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert check.returncode == 3, check.stdout + check.stderr
+    assert "not checked: output 0 compared no element" in check.stderr and "same result" not in check.stderr
+    (tmp_path / "kernel.py").write_text(SQRT_BELOW_ZERO.replace("x[i] - 2.0", "x[i] + 2.0"))
+    right = subprocess.run([sys.executable, "-m", "reducer", "check", str(tmp_path / "crash.yaml")],
+                           capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert right.returncode == 3 and "computes the same result as its reference" in right.stderr, right.stderr
