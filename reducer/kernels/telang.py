@@ -9,6 +9,7 @@ from __future__ import annotations
 import atexit
 import functools
 import json
+import signal
 import subprocess
 import sys
 import threading
@@ -16,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from reducer.core.case import Case, TensorSpec
-from reducer.core.errors import InvalidKernel
+from reducer.core.errors import EnvironmentBroken, InvalidKernel
 
 PROBE_SCRIPT = str(Path(__file__).with_name("telang_probe.py"))
 TVM_COMPUTE, IR_BUILDER, HYBRID_FUNC = "tvm_compute", "ir_builder", "hybrid"
@@ -43,10 +44,6 @@ class Evaluation:
     stages: dict[str, TensorSpec]
 
 
-class ProbeUnavailable(InvalidKernel):
-    """The interpreter has no AKG to evaluate TeLang with."""
-
-
 class _Probe:
     """One telang_probe process and its line protocol; one request at a time."""
 
@@ -56,19 +53,34 @@ class _Probe:
         self.proc: subprocess.Popen[str] | None = None
 
     def _start(self) -> subprocess.Popen[str]:
-        proc = subprocess.Popen(
-            [self.python, PROBE_SCRIPT],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            text=True,
-            start_new_session=True,  # a Ctrl-C of the reducer must not kill it mid-answer
-        )
+        """The probe, started and ready; EnvironmentBroken, naming the interpreter, when it cannot be: an
+        interpreter that is missing, dies as it starts, has no AKG, or never says it is ready says nothing
+        about the kernel."""
+        try:
+            proc = subprocess.Popen(
+                [self.python, PROBE_SCRIPT],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                text=True,
+                start_new_session=True,  # a Ctrl-C of the reducer must not kill it mid-answer
+            )
+        except OSError as exc:
+            raise EnvironmentBroken(f"field 'python': cannot start {self.python}: {exc.strerror}") from None
         first = self._answer(proc, READY_SECONDS)
+        if "ready" in first:
+            return proc
+        proc.kill()
+        code = proc.wait()
         if "unavailable" in first:
-            proc.wait()
-            raise ProbeUnavailable(f"cannot evaluate TeLang with {self.python}: {first['unavailable']}")
-        return proc
+            why = f"it has no AKG to evaluate TeLang with ({first['unavailable']})"
+        elif code < 0 and code != -signal.SIGKILL:
+            why = f"it died of {signal.Signals(-code).name} as it started"
+        elif code == -signal.SIGKILL:
+            why = f"it did not start within {READY_SECONDS:g} s"
+        else:
+            why = f"it exited with code {code} as it started"
+        raise EnvironmentBroken(f"field 'python': {self.python} cannot evaluate TeLang: {why}")
 
     def _answer(self, proc: subprocess.Popen[str], seconds: float) -> dict[str, object]:
         assert proc.stdout is not None

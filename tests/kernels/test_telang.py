@@ -138,6 +138,42 @@ def test_a_telang_function_that_does_not_build_is_one_clear_line(
     assert said in run.stderr
 
 
+def _interpreter(tmp_path: Path, kind: str) -> str:
+    """An interpreter a user may name in `python:` that cannot evaluate TeLang, of each kind."""
+    if kind == "missing":
+        return str(tmp_path / "no-such-python")
+    if kind == "crashing":
+        script = tmp_path / "segv-python"
+        script.write_text("#!/bin/sh\nkill -SEGV $$\n")
+        script.chmod(0o755)
+        return str(script)
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp_path / "bare")], check=True, timeout=120)
+    return str(tmp_path / "bare" / "bin" / "python")
+
+
+@pytest.mark.parametrize(
+    ("kind", "said"),
+    [
+        ("missing", "cannot start {python}: No such file or directory"),
+        ("crashing", "{python} cannot evaluate TeLang: it died of SIGSEGV as it started"),
+        ("without_mindspore", "{python} cannot evaluate TeLang: it has no AKG to evaluate TeLang with"),
+    ],
+)
+def test_an_interpreter_that_cannot_evaluate_telang_is_the_environment(tmp_path: Path, kind: str, said: str) -> None:
+    """The interpreter TeLang is evaluated with fails to start: one line naming it and what is wrong with it,
+    exit 2; never a verdict on the kernel (a valid corpus kernel), never a traceback."""
+    python = _interpreter(tmp_path, kind)
+    (tmp_path / "k.py").write_text((CORPUS / "telang_softmax_reduction_factor" / "kernel.py").read_text())
+    (tmp_path / "crash.yaml").write_text(
+        f"kernel: k.py\npython: {python}\ninputs: [{{shape: [8, 4], dtype: float32}}]\n"
+    )
+    run = subprocess.run([sys.executable, "-m", "reducer", "check", str(tmp_path / "crash.yaml")],
+                         capture_output=True, text=True, timeout=200)  # fmt: skip
+    assert run.returncode == 2, run.stderr
+    assert run.stderr.count("\n") == 1 and "Traceback" not in run.stderr and "not a valid" not in run.stderr
+    assert f"field 'python': {said.format(python=python)}" in run.stderr
+
+
 def test_crash_yaml_tells_telang_and_writes_it_back(tmp_path: Path) -> None:
     (tmp_path / "k.py").write_text(CONV1D)
     (tmp_path / "crash.yaml").write_text(
