@@ -94,7 +94,8 @@ class Signature:
     """One compile's result as far as bugs go. `frames`: for an error the symbols of its backtrace, for a crash
     where it died and the callers above (context for the bundle), for a hang its pass and callers; innermost
     first. `read_by`: what read the frames of a crash or hang ("gdb", "py-spy", "kernel" for /proc), "" when
-    none could; a frameless result is not final once a tool can read it (the cache asks `final`)."""
+    none could; a crash or hang whose frames nothing read is never final: a tool installed later may read them
+    (the cache asks `final`)."""
 
     kind: Kind
     message: str  # masked key message
