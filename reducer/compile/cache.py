@@ -59,8 +59,7 @@ class CompileCache:
             row = self._db.execute("SELECT signature FROM signatures WHERE key = ?", (key,)).fetchone()
         if row is None:
             return None
-        signature = Signature.from_dict(json.loads(row[0]))
-        return signature if signature.final else None
+        return Signature.from_dict(json.loads(row[0]))
 
     def put(self, key: str, signature: Signature, seconds: float) -> None:
         if signature.kind in MACHINE_DEPENDENT or not signature.final:
