@@ -23,10 +23,11 @@ from reducer.capture.pipeline import NOT_CHECKED, RIGHT, CaptureOptions
 from reducer.capture.sources import Limits, NothingFailed, ResultsCheck, capture, from_log
 from reducer.compile.akg import akg_build as build_for
 from reducer.compile.akg import find_toolchain, target_interpreter
-from reducer.compile.builds import TARGET_BUILDS, choose_build
+from reducer.compile.builds import choose_build
 from reducer.compile.cache import default_cache_path
 from reducer.core.case import Case
 from reducer.core.errors import InputError, NotFailingError
+from reducer.core.targets import target_named, with_toolchain
 from reducer.diagnosis.diagnose import DEFAULT_BUDGET
 from reducer.inputs.load import load_input, original_files
 from reducer.kernels.kinds import GRAPH, kind_of, size_of
@@ -38,7 +39,8 @@ from reducer.session import Events, Settings, original_signature, reduce_case
 EXIT_BAD_INPUT = 2
 EXIT_NOT_FAILING = 3
 EXIT_INTERRUPTED = 130
-BUILD_HELP = "the AKG build to compile with, a folder of lib/plugin/ (default: chosen by the target: cpu, gpu*)"
+TOOLCHAIN_HELP = f"the target whose toolchain to install or find: {', '.join(t.name for t in with_toolchain())}"
+BUILD_HELP = "the AKG build to compile with, a folder of lib/plugin/ (default: chosen by the target)"
 ATTRS_HELP = "build attrs as JSON (replaces the file's), e.g. from MindSpore's 'Compile error ... build attrs:'"
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
@@ -227,13 +229,12 @@ def check(
 
 @app.command("toolchain")
 def toolchain_command(
-    target: Annotated[str, typer.Argument(help="the target whose toolchain to install or find: aicore")] = "aicore",
+    name: Annotated[str, typer.Argument(metavar="TARGET", help=TOOLCHAIN_HELP)] = with_toolchain()[0].name,
 ) -> None:
     """Install once (or find) what compiles TARGET when this MindSpore has no AKG build for it, and print it:
     for aicore, MindSpore 2.7.2, whose wheel ships AKG's Ascend build, in the tool's cache."""
-    if target not in TARGET_BUILDS:
-        raise _fail(EXIT_BAD_INPUT, f"argument 'TARGET': expected one of {', '.join(TARGET_BUILDS)}, got {target!r}")
     try:
+        target = target_named(name, "argument 'TARGET'")
         toolchain = find_toolchain(target_interpreter(target), None)
         build = (
             None
@@ -242,7 +243,7 @@ def toolchain_command(
         )
     except InputError as exc:
         raise _fail(EXIT_BAD_INPUT, str(exc)) from None
-    out.print(f"{target}: MindSpore {toolchain.mindspore_version} at {toolchain.python}")
+    out.print(f"{target.name}: MindSpore {toolchain.mindspore_version} at {toolchain.python}")
     if build is not None:
         out.print(f"AKG build {build.name}: {build.plugin_dir}/libakg.so, sha256 {build.sha256}")
 

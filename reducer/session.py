@@ -15,7 +15,15 @@ from pathlib import Path
 from typing import Any
 
 from reducer.bundle.write import BundleInput, Origin, refuse_foreign, write_bundle
-from reducer.compile.akg import akg_build, compile_case, freeze_attrs, toolchain_of
+from reducer.compile.akg import (
+    akg_build,
+    check_program,
+    compile_case,
+    freeze_attrs,
+    host_facts,
+    side_files,
+    toolchain_of,
+)
 from reducer.compile.builds import codegen_facts
 from reducer.compile.cache import CompileCache
 from reducer.compile.identity import Kind, Signature, matches, why_unplaced
@@ -35,6 +43,7 @@ from reducer.core.errors import (
     Unplaced,
 )
 from reducer.core.files import write_atomic
+from reducer.core.targets import TARGETS
 from reducer.diagnosis.diagnose import DEFAULT_BUDGET, Diagnosis, diagnose
 from reducer.diagnosis.stage import failing_stage
 from reducer.diagnosis.triage import triage
@@ -126,9 +135,10 @@ def original_signature(
             "nothing tells whether AKG computes it right"
         )
     if signatures and all(s.kind is Kind.CODEGEN for s in signatures):
-        pipeline, has, generation = codegen_facts(case.target)
+        target = TARGETS[case.target]
+        has, generation = codegen_facts(target)
         raise NeedsCodegen(
-            f"the original passes AKG's {pipeline} pipeline and {signatures[0].message} ({signatures[0].raw}); "
+            f"the original passes AKG's {target.device} pipeline and {signatures[0].message} ({signatures[0].raw}); "
             f"this machine: {has}. That is {generation}, not AKG's passes: nothing to reduce here"
         )
     failing = [s for s in signatures if s.failed]
@@ -311,6 +321,10 @@ def _reduce(
                     stats=stats,
                     confirmed=len(same),
                     confirm_runs=len(signatures),
+                    stage=stage,
+                    host=host_facts(toolchain, akg_build(case), TARGETS[best.target]),
+                    side_files=side_files(best),
+                    check=check_program(best, outputs) if best.mismatch else None,
                     diagnosis=diagnosis,
                     edits=search.log,
                     origin=origin,

@@ -27,6 +27,7 @@ from reducer.compile.sandbox import OWNER_ENV, PREFIX, Outcome
 from reducer.compile.warm import WorkerPool
 from reducer.core.case import Case
 from reducer.core.errors import InputError
+from reducer.core.targets import AICORE
 from reducer.inputs.crash_yaml import load_case
 from reducer.kernels.kinds import outputs_of
 from reducer.kernels.telang import stop_probes
@@ -81,7 +82,7 @@ def ascend_problem() -> str:
     shared by every test as by every user run) cannot be had here; '' when it is installed. `make test`
     installs it first (`make ascend`), so this installs only for a suite run some other way."""
     try:
-        toolchains.ensure("aicore", say=False)
+        toolchains.ensure(AICORE, say=False)
     except InputError as exc:
         return f"the aicore toolchain cannot be installed here: {exc}"
     return ""

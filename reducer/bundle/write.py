@@ -23,21 +23,19 @@ from typing import Any
 
 import numpy as np
 
-from reducer.compile.akg import GRAPH_REFERENCE, MISMATCH_SCRIPT, Toolchain, host_facts, mismatch_spec, side_files
-from reducer.compile.builds import AkgBuild, ascend_pipeline_reach, cuda_facts
-from reducer.compile.identity import Kind, Signature, message_regex
+from reducer.compile.akg import CheckProgram, Toolchain
+from reducer.compile.builds import AkgBuild
+from reducer.compile.identity import Kind, Signature
 from reducer.compile.mismatch_run import DETAIL as MISMATCH_DETAIL
 from reducer.compile.mismatch_run import TOLERANCE, make_inputs
-from reducer.compile.nvcc import gpu_pipeline_reach
-from reducer.compile.signature import CODEGEN_STOPS
-from reducer.compile.toolchains import RELEASES
 from reducer.core.case import Case, Expectation, TensorSpec
 from reducer.core.errors import InputError
 from reducer.core.files import write_atomic
+from reducer.core.targets import TARGETS, Target
 from reducer.core.templates import templates
 from reducer.diagnosis.boundary import OtherBug
 from reducer.diagnosis.diagnose import Diagnosis, other_bug_folder
-from reducer.diagnosis.stage import FailingStage, failing_stage
+from reducer.diagnosis.stage import FailingStage
 from reducer.diagnosis.targets import summary
 from reducer.diagnosis.triage import Triage
 from reducer.inputs.crash_yaml import case_to_yaml
@@ -119,6 +117,8 @@ class Origin:
 
 @dataclass
 class BundleInput:
+    """What a bundle says, every fact handed by the session that learnt it: the bundle only renders."""
+
     original: Case
     original_files: dict[str, str]  # name -> text, the input as given
     reduced: Case
@@ -132,28 +132,15 @@ class BundleInput:
     stats: dict[str, Any]
     confirmed: int
     confirm_runs: int
+    stage: FailingStage  # where in AKG the minimal case fails
+    host: dict[str, str]  # this machine, the compiler and the build (compile/akg.py host_facts)
+    side_files: dict[str, str]  # besides the .info, what the minimal case's compile dir holds
     diagnosis: Diagnosis | None = None
     edits: list[dict[str, str]] = field(default_factory=list)  # the search's accepted edits, in order
     origin: Origin | None = None  # set when the kernel was captured from a user's run
     build: AkgBuild | None = None  # the AKG build that compiled it (None: a compiler outside MindSpore)
     triage: Triage | None = None  # compiler bug, usage error or environment problem
-
-
-HARDWARE = {"cpu": "CPU", "cuda": "GPU", "aicore": "Ascend"}
-
-
-def _build_facts(build: AkgBuild | None) -> dict[str, Any]:
-    """The AKG build and what this machine has for CUDA, as ISSUE.md and env.json name them."""
-    cuda = cuda_facts()
-    return {
-        "akg_build_name": build.name if build else "",
-        "libakg": f"lib/plugin/{build.name}/libakg.so, {build.size} bytes, sha256 {build.sha256}" if build else "",
-        "gpu": "yes" if cuda["gpu"] else "no",
-        "nvcc": cuda["nvcc"] or "none",
-        "cuda": cuda["cuda"] or "none",
-        "gpu_pipeline": gpu_pipeline_reach(),
-        "ascend_pipeline": ascend_pipeline_reach(),
-    }
+    check: CheckProgram | None = None  # the wrong-result check of a mismatch case, as repro.py runs it
 
 
 def _key_log(log: str, signature: Signature) -> str:
@@ -170,20 +157,19 @@ def _render(template: str, **context: Any) -> str:
     return templates("reducer.bundle", trim_blocks=True).get_template(template).render(**context)
 
 
-def _mismatch_repro(case: Case, outputs: tuple[TensorSpec, ...]) -> str:
-    """The wrong-result runner (compile/mismatch_run.py) up to its main guard, with the case's spec, the numpy
-    reference of a graph, and a main guard that runs it: a script that needs only MindSpore."""
-    runner = Path(MISMATCH_SCRIPT).read_text()
+def _mismatch_repro(check: CheckProgram) -> str:
+    """The wrong-result runner up to its main guard, with the case's spec, the numpy reference of a graph, and
+    a main guard that runs it: a script that needs only MindSpore."""
     guard = next(
-        node for node in ast.parse(runner).body if isinstance(node, ast.If) and "__main__" in ast.unparse(node.test)
+        node
+        for node in ast.parse(check.runner).body
+        if isinstance(node, ast.If) and "__main__" in ast.unparse(node.test)
     )
-    spec = mismatch_spec(case, outputs)
-    reference = Path(GRAPH_REFERENCE).read_text() if spec["kernel"] == "graph" else ""
     return _render(
         "mismatch_repro.py.j2",
-        runner="\n".join(runner.splitlines()[: guard.lineno - 1]),
-        spec=pprint.pformat(spec, sort_dicts=False, width=110),
-        reference=reference,
+        runner="\n".join(check.runner.splitlines()[: guard.lineno - 1]),
+        spec=pprint.pformat(check.spec, sort_dicts=False, width=110),
+        reference=check.reference,
     )
 
 
@@ -201,20 +187,20 @@ def _compile_repro(b: BundleInput, reduced: Case, info: dict[str, Any], mindspor
         info_json=pprint.pformat(info, sort_dicts=False, width=110),
         attrs_json=repr(reduced.attrs),
         env_json=repr(reduced.env),
-        files_json=repr(side_files(reduced)),
+        files_json=repr(b.side_files),
         kind=b.signature.kind,
-        message_regex=message_regex(b.signature.message),
+        message_regex=b.signature.message_pattern,
         where=b.signature.location.split(":")[0] if b.signature.location else "",
         timeout=_repro_timeout(reduced),
-        akg_build=b.build.name if b.build else "cpu",
-        get_build=_getting_build(reduced.target),
-        codegen_stop=CODEGEN_STOPS.get(reduced.target, ""),
+        akg_build=b.build.name if b.build else TARGETS[reduced.target].build_prefix,
+        get_build=_getting_build(TARGETS[reduced.target]),
+        codegen_stop=TARGETS[reduced.target].codegen_stop,
     )
 
 
-def _getting_build(target: str) -> str:
+def _getting_build(target: Target) -> str:
     """How a maintainer gets the AKG build of `target` when the current wheels do not ship it."""
-    release = RELEASES.get(target)
+    release = target.toolchain
     if release is None:
         return ""
     return (
@@ -245,7 +231,7 @@ def _custom_op(reduced: Case, outputs: tuple[TensorSpec, ...]) -> str:
     dtypes = [f"ms.{t.dtype}" for t in outputs]
     return _render(
         "custom_op.py.j2",
-        device=HARDWARE.get(reduced.target, "CPU"),
+        device=TARGETS[reduced.target].device,
         source=reduced.source.rstrip(),
         function=reduced.function,
         out_shapes=shapes[0] if len(shapes) == 1 else shapes,
@@ -262,7 +248,7 @@ def _issue(
     return _render(
         "issue.md.j2",
         name=reduced.name,
-        hardware=HARDWARE.get(reduced.target, reduced.target),
+        hardware=TARGETS[reduced.target].device,
         env=env_facts,
         target=reduced.target,
         kernel_kind=kind.describe(reduced),
@@ -352,15 +338,13 @@ def _files(b: BundleInput, redact: Redactor) -> dict[str, str]:
     reduced = b.reduced.with_(env=redact.env(b.reduced.env))
     kind = kind_of(reduced)
     info = kind.info(reduced, b.outputs)
-    env_facts = {**host_facts(b.toolchain), **_build_facts(b.build)}
-    stage = failing_stage(b.log, b.signature, b.ir_dir)
+    env_facts = b.host
+    stage = b.stage
     env_json = {**env_facts, "compile_env": reduced.env, "attrs": reduced.attrs, "target": reduced.target}
     env_json["akg_build"] = b.build.to_dict() if b.build else None
     files = {
         "ISSUE.md": _issue(b, reduced, info, stage, env_facts, redact),
-        "repro.py": _mismatch_repro(reduced, b.outputs)
-        if reduced.mismatch
-        else _compile_repro(b, reduced, info, env_facts["mindspore"]),
+        "repro.py": _mismatch_repro(b.check) if b.check else _compile_repro(b, reduced, info, env_facts["mindspore"]),
         **({kind.kernel_file: reduced.source} if kind.python_function else {}),
         "kernel.info": json.dumps(info, indent=4),
         "crash.yaml": case_to_yaml(reduced, kind.kernel_file, b.expectation),

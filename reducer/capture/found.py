@@ -14,6 +14,7 @@ import yaml
 
 from reducer.core.case import Expectation
 from reducer.core.files import json_digest, write_atomic
+from reducer.core.targets import DEFAULT
 from reducer.inputs.failure_log import LogFindings
 from reducer.inputs.kernel_meta import WrittenKernel
 
@@ -127,7 +128,7 @@ def write_case(
         "kernel": info_name,
         "attrs": compile_attrs(kernel.attrs),
         "env": env,
-        "target": str(kernel.info.get("process", "cpu")),
+        "target": str(kernel.info.get("process", DEFAULT.name)),
     }
     if expect is not None:
         data["expect"] = expect.to_dict()

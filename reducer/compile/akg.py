@@ -19,11 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from reducer.compile import crash_stack, toolchains
-from reducer.compile.builds import PLUGINS, AkgBuild, ccec, choose_build, cuda_facts, shipped
+from reducer.compile.builds import PLUGINS, AkgBuild, ascend_pipeline_reach, ccec, choose_build, cuda_host, shipped
 from reducer.compile.cache import compile_key
-from reducer.compile.nvcc import STOPPED, nvcc_env, with_architecture
+from reducer.compile.nvcc import STOPPED, gpu_pipeline_reach, nvcc_env, with_architecture
 from reducer.compile.sandbox import HangCheck, Outcome, Running, read_capped, run_sandboxed, supervise
-from reducer.compile.toolchains import RELEASES
 from reducer.compile.warm import (
     Program,
     Worker,
@@ -35,6 +34,7 @@ from reducer.compile.warm import (
 )
 from reducer.core.case import Case, TensorSpec
 from reducer.core.errors import InputError
+from reducer.core.targets import CCEC, NVCC, TARGETS, Target
 from reducer.kernels import graph_numpy
 from reducer.kernels.kinds import GRAPH, info_text, kind_of
 
@@ -105,19 +105,21 @@ def interpreter_of(case: Case) -> str | None:
     installed for it (toolchains.py, installed on first use); else None, this interpreter."""
     if case.python is not None or case.compiler is not None:
         return case.python
-    return target_interpreter(case.target)
+    return target_interpreter(TARGETS[case.target])
 
 
-def target_interpreter(target: str, install: bool = True) -> str | None:
+def target_interpreter(target: Target, install: bool = True) -> str | None:
     """The interpreter that compiles `target` when a case names none (see interpreter_of). Without
     `install`, InputError when its toolchain would have to be installed first."""
-    if target not in RELEASES:
+    if target.toolchain is None:
         return None
     own = find_toolchain(None, None)
-    if own.mindspore_dir is not None and RELEASES[target].build in shipped(own.mindspore_dir):
+    if own.mindspore_dir is not None and target.toolchain.build in shipped(own.mindspore_dir):
         return None
     if not install and toolchains.installed(target) is None:
-        raise InputError(f"field 'target': the toolchain of {target} is not installed (reduce toolchain {target})")
+        raise InputError(
+            f"field 'target': the toolchain of {target.name} is not installed (reduce toolchain {target.name})"
+        )
     return toolchains.ensure(target)
 
 
@@ -125,7 +127,7 @@ def compiles_here(case: Case) -> bool:
     """Whether this machine has what compiles `case` (its target's AKG build), without installing anything."""
     try:
         if case.python is None and case.compiler is None:
-            target_interpreter(case.target, install=False)
+            target_interpreter(TARGETS[case.target], install=False)
         akg_build(case)
     except InputError:
         return False
@@ -143,21 +145,20 @@ def akg_build(case: Case) -> AkgBuild | None:
     toolchain = toolchain_of(case)
     if toolchain.mindspore_dir is None:
         return None
-    return choose_build(toolchain.mindspore_dir, toolchain.mindspore_version, case.target, case.akg_build)
+    return choose_build(toolchain.mindspore_dir, toolchain.mindspore_version, TARGETS[case.target], case.akg_build)
 
 
-def compile_env(
-    build: AkgBuild | None, case_env: dict[str, str], dump_ir: bool = False, search: bool = False
-) -> dict[str, str]:
-    """The environment of a compile by `build`: ours without MindSpore's, AKG's and TVM's variables, the
-    build's library path (a GPU build's: with the nvcc shim, see nvcc.py), then the case's own variables."""
+def compile_env(case: Case, build: AkgBuild | None, dump_ir: bool = False, search: bool = False) -> dict[str, str]:
+    """The environment of a compile of `case` by `build`: ours without MindSpore's, AKG's and TVM's variables,
+    the build's library path (one whose code goes to nvcc: with the nvcc shim, see nvcc.py), then the case's own
+    variables (case_env)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MS_", "AKG_", "TVM_"))}
     if build is not None:
         env["TVM_LIBRARY_PATH"] = build.plugin_dir
         env["LD_LIBRARY_PATH"] = os.pathsep.join(filter(None, [build.plugin_dir, os.environ.get("LD_LIBRARY_PATH")]))
-        if build.name.startswith("gpu"):
+        if TARGETS[case.target].codegen == NVCC:
             env.update(nvcc_env(env.get("PATH", os.defpath), run=not search))
-    env.update(case_env)
+    env.update(case_env(case))
     if dump_ir:
         env["MS_DEV_DUMP_IR"] = "on"
     return env
@@ -193,7 +194,7 @@ def kernel_files(case: Case, outputs: tuple[TensorSpec, ...]) -> dict[str, str]:
     """What the compile dir holds: the kernel's `.info` (a cuda kernel with an architecture, see nvcc.py) and
     its side files."""
     info = info_text(case, outputs)
-    return {"k.info": with_architecture(info) if case.target == "cuda" else info, **side_files(case)}
+    return {"k.info": with_architecture(info) if TARGETS[case.target].codegen == NVCC else info, **side_files(case)}
 
 
 @dataclass(frozen=True)
@@ -226,7 +227,7 @@ def compile_case(
     A `search` candidate's cuda compile stops where nvcc would start: past AKG's passes, nvcc tells the search
     nothing (code generation is never the bug reduced) and costs a second a candidate."""
     toolchain = toolchain_of(case)
-    env = compile_env(akg_build(case), case_env(case), dump_ir, search)
+    env = compile_env(case, akg_build(case), dump_ir, search)
     if case.mismatch is not None:  # compiled and run by a runner of its kernel kind (MindSpore does not fork)
         spec = mismatch_spec(case, outputs)
         files = {"spec.json": json.dumps(spec)}
@@ -325,7 +326,7 @@ def freeze_attrs(case: Case) -> Case:
         return case
     toolchain = toolchain_of(case)
     command = [toolchain.python, EFFECTIVE_ATTRS_SCRIPT, toolchain.compiler_script, "k.info", json.dumps(case.attrs)]
-    env = compile_env(akg_build(case), case_env(case))
+    env = compile_env(case, akg_build(case))
     outcome = run_sandboxed(command, kernel_files(case, ()), env, 300, case.memory)
     try:
         segments = json.loads(outcome.output.strip().splitlines()[-1])["segments"]
@@ -384,18 +385,55 @@ def cache_key(case: Case, outputs: tuple[TensorSpec, ...]) -> str:
         identity["check_sha256"] = hashlib.sha256(Path(MISMATCH_SCRIPT).read_bytes()).hexdigest()
         if compiler_input["mismatch"]["kernel"] == "graph":  # and the reference it loads
             identity["reference_sha256"] = hashlib.sha256(Path(GRAPH_REFERENCE).read_bytes()).hexdigest()
-    if case.target == "aicore":  # how far the Ascend pipeline gets depends on CANN's compiler being here
+    codegen = TARGETS[case.target].codegen
+    if codegen == CCEC:  # how far the Ascend pipeline gets depends on CANN's compiler being here
         identity["ccec"] = ccec() or ""
-    if case.target == "cuda":  # how far the GPU pipeline gets depends on the machine's GPU and nvcc
-        identity["cuda_machine"] = json.dumps(cuda_facts(), sort_keys=True)
+    if codegen == NVCC:  # how far the GPU pipeline gets depends on the machine's GPU and nvcc
+        identity["cuda_machine"] = json.dumps(cuda_host().to_dict(), sort_keys=True)
         identity["nvcc"] = STOPPED  # only search compiles are stored, and those stop before nvcc
     return compile_key(identity, compiler_input)
 
 
-def host_facts(toolchain: Toolchain) -> dict[str, str]:
+def pipeline_reach(target: Target) -> str:
+    """How far a compile for `target` gets on this machine, when its code generator is outside AKG."""
+    if target.codegen == NVCC:
+        cuda = cuda_host()
+        has = f"GPU {'yes' if cuda.has_gpu else 'no'}, nvcc {cuda.nvcc or 'none'}, CUDA {cuda.version or 'none'}"
+        return f"this machine: {has}; compiled here: {gpu_pipeline_reach()}"
+    if target.codegen == CCEC:
+        return f"compiled here: {ascend_pipeline_reach()}"
+    return ""
+
+
+def host_facts(toolchain: Toolchain, build: AkgBuild | None, target: Target) -> dict[str, str]:
+    """This machine, the compiler and the AKG build, and how far the pipeline of `target` gets here: the
+    Environment section of a bundle."""
+    cuda = cuda_host()
     return {
         "os": f"{platform.system()} {platform.release()}",
         "machine": platform.machine(),
         "python": toolchain.python_version,
         "mindspore": toolchain.mindspore_version or "not installed",
+        "akg_build_name": build.name if build else "",
+        "libakg": f"lib/plugin/{build.name}/libakg.so, {build.size} bytes, sha256 {build.sha256}" if build else "",
+        "gpu": "yes" if cuda.has_gpu else "no",
+        "nvcc": cuda.nvcc or "none",
+        "cuda_version": cuda.version or "none",
+        "reach": pipeline_reach(target),
     }
+
+
+@dataclass(frozen=True)
+class CheckProgram:
+    """A wrong-result check as a standalone script needs it: the runner's source, the case's spec and the
+    numpy reference's source ('' when the check has none)."""
+
+    runner: str
+    spec: dict[str, Any]
+    reference: str
+
+
+def check_program(case: Case, outputs: tuple[TensorSpec, ...]) -> CheckProgram:
+    spec = mismatch_spec(case, outputs)
+    reference = Path(GRAPH_REFERENCE).read_text() if spec.get("reference") else ""
+    return CheckProgram(Path(MISMATCH_SCRIPT).read_text(), spec, reference)

@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from reducer.core.errors import InputError
+from reducer.core.targets import CCEC, NVCC, Target
 
 PLUGINS = "lib/plugin"
 LIBRARY = "libakg.so"
-TARGET_BUILDS = {"cpu": "cpu", "cuda": "gpu", "aicore": "ascend"}  # target -> build name prefix
 
 
 @dataclass(frozen=True)
@@ -80,9 +80,20 @@ def machine_cuda() -> str | None:
     return None
 
 
-def cuda_facts() -> dict[str, object]:
+@dataclass(frozen=True)
+class CudaHost:
     """What this machine has for the GPU pipeline: a GPU (nvidia-smi), nvcc, and its CUDA version."""
-    return {"gpu": shutil.which("nvidia-smi") is not None, "nvcc": shutil.which("nvcc"), "cuda": machine_cuda()}
+
+    has_gpu: bool
+    nvcc: str | None
+    version: str | None
+
+    def to_dict(self) -> dict[str, object]:
+        return {"has_gpu": self.has_gpu, "nvcc": self.nvcc, "version": self.version}
+
+
+def cuda_host() -> CudaHost:
+    return CudaHost(shutil.which("nvidia-smi") is not None, shutil.which("nvcc"), machine_cuda())
 
 
 def ccec() -> str | None:
@@ -90,15 +101,15 @@ def ccec() -> str | None:
     return shutil.which("ccec")
 
 
-def codegen_facts(target: str) -> tuple[str, str, str]:
+def codegen_facts(target: Target) -> tuple[str, str]:
     """For a kernel that passes AKG's pipeline of `target` and stops where its code generator would take over:
-    the pipeline's name, what this machine has of that code generator, and what the step is."""
-    if target == "aicore":
+    what this machine has of that code generator, and what the step is."""
+    if target.codegen == CCEC:
         found = ccec()
-        return "Ascend", f"ccec at {found}" if found else "no ccec on PATH", "CANN's code generation"
-    facts = cuda_facts()
-    has = f"GPU {'yes' if facts['gpu'] else 'no'}, nvcc {facts['nvcc'] or 'none'}, CUDA {facts['cuda'] or 'none'}"
-    return "GPU", has, "CUDA code generation and the CUDA toolkit"
+        return f"ccec at {found}" if found else "no ccec on PATH", "CANN's code generation"
+    host = cuda_host()
+    has = f"GPU {'yes' if host.has_gpu else 'no'}, nvcc {host.nvcc or 'none'}, CUDA {host.version or 'none'}"
+    return has, "CUDA code generation and the CUDA toolkit"
 
 
 def ascend_pipeline_reach() -> str:
@@ -109,8 +120,9 @@ def ascend_pipeline_reach() -> str:
     return "AKG's whole Ascend pipeline up to CCE code generation (no CANN here: its ccec would go on)"
 
 
-def _gpu_build(builds: list[str]) -> str:
-    gpus = sorted((b for b in builds if b.startswith("gpu")), key=_version)
+def _cuda_build(builds: list[str]) -> str:
+    """The build of the machine's CUDA major version, the newest not newer than it; else the newest."""
+    gpus = sorted(builds, key=_version)
     cuda = machine_cuda()
     if cuda is not None:
         fitting = [b for b in gpus if _version(b)[:1] == _version(cuda)[:1] and _version(b) <= _version(cuda)]
@@ -119,10 +131,10 @@ def _gpu_build(builds: list[str]) -> str:
     return gpus[-1]
 
 
-def choose_build(mindspore_dir: str, mindspore_version: str | None, target: str, requested: str | None) -> AkgBuild:
+def choose_build(mindspore_dir: str, mindspore_version: str | None, target: Target, requested: str | None) -> AkgBuild:
     """The AKG build that compiles `target` (or the `requested` one); InputError when the wheel has none."""
     builds = shipped(mindspore_dir)
-    prefix = TARGET_BUILDS[target]
+    prefix = target.build_prefix
     if requested is not None:
         if requested not in builds:
             raise InputError(
@@ -131,16 +143,16 @@ def choose_build(mindspore_dir: str, mindspore_version: str | None, target: str,
             )
         if not requested.startswith(prefix):
             raise InputError(
-                f"field 'akg_build': {requested} does not compile target {target} (a {prefix}* build does)"
+                f"field 'akg_build': {requested} does not compile target {target.name} (a {prefix}* build does)"
             )
         return build_of(mindspore_dir, requested)
     candidates = [b for b in builds if b.startswith(prefix)]
     if not candidates:
         where = f"MindSpore {mindspore_version or ''} at {mindspore_dir}".replace("  ", " ")
         raise InputError(
-            f"field 'target': {target} needs AKG's {prefix} build ({PLUGINS}/{prefix}*/{LIBRARY}), and {where} "
+            f"field 'target': {target.name} needs AKG's {prefix} build ({PLUGINS}/{prefix}*/{LIBRARY}), and {where} "
             f"ships only {', '.join(builds) or 'none'}; set python: to an interpreter whose MindSpore has it "
             "(MindSpore 2.7's CPU wheels do, and for aicore without python: akg-reduce installs MindSpore 2.7.2 "
             "itself), or on a machine with MindSpore for Ascend to that environment's"
         )
-    return build_of(mindspore_dir, _gpu_build(candidates) if prefix == "gpu" else candidates[0])
+    return build_of(mindspore_dir, _cuda_build(candidates) if target.codegen == NVCC else candidates[0])

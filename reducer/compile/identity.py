@@ -27,6 +27,7 @@ from typing import Any
 
 from reducer.compile.crash_stack import gdb, is_own
 from reducer.core.case import Expectation
+from reducer.core.targets import DEFAULT
 
 # Bump when what identifies a failure changes (masking, frames, the fields of the key): stored signatures of
 # another format are not reused by the cache, and a night re-checks the cases it recorded under another format.
@@ -160,12 +161,17 @@ class Signature:
 
     def bug_id(self, target: str) -> str:
         """The id of the bug on `target`: a failure of AKG's GPU or Ascend pipeline is not the CPU one."""
-        return self.key() if target == "cpu" else f"{self.key()}@{target}"
+        return self.key() if target == DEFAULT.name else f"{self.key()}@{target}"
 
     @property
     def final(self) -> bool:
         """Whether this result may be kept for good: a crash or hang whose frames no tool read is not."""
         return self.kind not in (Kind.SIGNAL, Kind.TIMEOUT) or bool(self.read_by)
+
+    @property
+    def message_pattern(self) -> str:
+        """A regex that finds the masked message in a compile's raw output (a standalone repro.py uses it)."""
+        return message_regex(self.message)
 
     def one_line(self) -> str:
         at = f" at {self.location}" if self.location else f" in {self.frames[0]}" if self.frames else ""
@@ -243,4 +249,4 @@ def stored_expectation(stored: dict[str, Any]) -> Expectation:
 
 def stored_bug_id(stored: dict[str, Any]) -> str:
     """The bug id of a signature a night stored with its `target`."""
-    return Signature.from_dict(stored).bug_id(stored.get("target", "cpu"))
+    return Signature.from_dict(stored).bug_id(stored.get("target", DEFAULT.name))

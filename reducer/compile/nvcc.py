@@ -17,7 +17,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from reducer.compile.builds import cuda_facts
+from reducer.compile.builds import cuda_host
 
 SHIM_DIR = Path(__file__).with_name("nvcc_shim")
 STOPPED = "akg-reduce: nvcc not run for a search candidate"  # what the shim says in place of nvcc
@@ -39,7 +39,7 @@ def nvcc_archs() -> tuple[int, ...]:
 
 def stands_in() -> bool:
     """Does the reducer stand in for the GPU here: nvcc is present and no GPU is?"""
-    return bool(nvcc_archs()) and not cuda_facts()["gpu"]
+    return bool(nvcc_archs()) and not cuda_host().has_gpu
 
 
 def nvcc_env(path: str, run: bool = True) -> dict[str, str]:
@@ -76,7 +76,7 @@ def with_architecture(info_text: str) -> str:
 
 def gpu_pipeline_reach() -> str:
     """How far a cuda compile gets on this machine, for the bundle."""
-    if cuda_facts()["gpu"]:
+    if cuda_host().has_gpu:
         return "the whole GPU pipeline, on this machine's GPU"
     if not stands_in():
         return "AKG's GPU passes up to CUDA code generation (no GPU, no nvcc to go on)"

@@ -15,6 +15,7 @@ from reducer.compile.mismatch_run import DETAIL as MISMATCH_DETAIL
 from reducer.compile.mismatch_run import VERDICT as MISMATCH_VERDICT
 from reducer.compile.nvcc import STOPPED
 from reducer.compile.sandbox import Outcome
+from reducer.core.targets import TARGETS
 
 # The check's kinds of wrong (mismatch_run.wrong_kind), as a wrong result's message says them.
 WRONG_KINDS = {
@@ -37,12 +38,8 @@ _GENERATED = "my_kernel.cu"  # the CUDA source AKG writes and hands to nvcc
 # cuda_fp16.hpp defines (`function "htanh" has already been defined (previous definition at line 2975 of
 # .../cuda_fp16.hpp)`); with the CUDA of AKG's build it compiles.
 _CLASH_WITH_HEADER = re.compile(r"previous (?:definition|declaration) at line \d+ of \S+/include/")
-# AKG's Ascend pipeline ran to its end and handed the CCE source to CANN's compiler (ccec), which is not here:
-# AKG then fails to read the object ccec did not write (akg::codegen::BinFile2String <- CompileCce). A
-# standalone repro.py of a target looks for the same line to tell "reached code generation".
-CODEGEN_STOPS = {"aicore": r"\[build_cce\.cc:\d+\].*inputfile\.is_open\(\)"}
-_CCE_STOP = re.compile(CODEGEN_STOPS["aicore"])
-CCE_MESSAGE = "reaches CCE code generation, which needs CANN's compiler"
+# Where a target's pipeline stops on a machine without its code generator (core/targets.py), and what it means.
+_CODEGEN_STOPS = [(re.compile(t.codegen_stop), t.codegen_stop_means) for t in TARGETS.values() if t.codegen_stop]
 CUDA_MESSAGE = "reaches CUDA code generation, which needs nvcc and a GPU"
 NVCC_NOT_RUN = "reaches nvcc, which a search candidate does not run"
 UNCHECKED_MESSAGE = "the wrong-result check compared nothing"
@@ -188,8 +185,8 @@ def signature_of(outcome: Outcome, timeout: float) -> Signature:
     if akg:
         number, key = _ending(akg, lines)
         raw = key.group("msg").strip()
-        if _CCE_STOP.search(key.group(0)):
-            return Signature(Kind.CODEGEN, CCE_MESSAGE, key.group("loc"), (), key.group("comp"), raw)
+        if means := next((m for stop, m in _CODEGEN_STOPS if stop.search(key.group(0))), ""):
+            return Signature(Kind.CODEGEN, means, key.group("loc"), (), key.group("comp"), raw)
         return Signature(Kind.ERROR, mask(raw), key.group("loc"), _backtrace(lines, number), key.group("comp"), raw)
     py = _python_error(lines)
     if py:

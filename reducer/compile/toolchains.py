@@ -14,32 +14,12 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 from reducer.core.errors import InputError
 from reducer.core.files import user_cache_dir, write_atomic
+from reducer.core.targets import Release, Target
 
-
-@dataclass(frozen=True)
-class Release:
-    """A MindSpore release installed for a target: what pip installs, and the AKG build it must bring."""
-
-    mindspore: str
-    build: str  # the plugin folder of lib/plugin/ that must hold libakg.so
-    python: tuple[int, int]  # the Python its CPU wheels are built for here (cp311)
-
-    @property
-    def requirements(self) -> list[str]:
-        return [f"mindspore=={self.mindspore}", "decorator"]  # AKG imports decorator, MindSpore does not declare it
-
-    @property
-    def by_hand(self) -> str:
-        """How a person gets the same toolchain, for the bundle and the errors."""
-        return f"`pip install {' '.join(self.requirements)}` into a Python {self.python[0]}.{self.python[1]} venv"
-
-
-RELEASES = {"aicore": Release("2.7.2", "ascend", (3, 11))}
 READY = "akg-reduce-toolchain.json"  # written last: a venv without it is an install that did not finish
 INSTALL_SECONDS = 1800
 
@@ -59,9 +39,14 @@ def _python(venv: Path) -> Path:
     return venv / "bin" / "python"
 
 
-def installed(target: str) -> str | None:
+def _release(target: Target) -> Release:
+    assert target.toolchain is not None, f"{target.name} has no toolchain"
+    return target.toolchain
+
+
+def installed(target: Target) -> str | None:
     """The interpreter of the toolchain installed for `target`, or None when it is not (or not fully)."""
-    venv = venv_of(RELEASES[target])
+    venv = venv_of(_release(target))
     return str(_python(venv)) if (venv / READY).is_file() and _python(venv).is_file() else None
 
 
@@ -90,20 +75,20 @@ def _base_python(release: Release) -> str:
     return found
 
 
-def _failed(target: str, release: Release, venv: Path, said: str) -> InputError:
+def _failed(target: Target, release: Release, venv: Path, said: str) -> InputError:
     return InputError(
-        f"field 'target': {target} needs AKG's {release.build} build, and installing MindSpore {release.mindspore} "
-        f"(the last wheel that ships it) into {venv} failed: {said}. Install it by hand ({release.by_hand}) "
-        "and set python: to that venv's interpreter"
+        f"field 'target': {target.name} needs AKG's {release.build} build, and installing MindSpore "
+        f"{release.mindspore} (the last wheel that ships it) into {venv} failed: {said}. Install it by hand "
+        f"({release.by_hand}) and set python: to that venv's interpreter"
     )
 
 
-def ensure(target: str, say: bool = True) -> str:
+def ensure(target: Target, say: bool = True) -> str:
     """The interpreter of `target`'s toolchain, installed first if needed (pip's progress on stderr when
     `say`). InputError, naming what to do by hand, when it cannot be installed."""
     if (python := installed(target)) is not None:
         return python
-    release = RELEASES[target]
+    release = _release(target)
     venv = venv_of(release)
     with _locked(venv.parent):
         if (python := installed(target)) is not None:  # another process installed it while this one waited
@@ -111,7 +96,7 @@ def ensure(target: str, say: bool = True) -> str:
         shutil.rmtree(venv, ignore_errors=True)  # what an interrupted install left
         if say:
             print(
-                f"akg-reduce: target {target} needs AKG's {release.build} build: installing MindSpore "
+                f"akg-reduce: target {target.name} needs AKG's {release.build} build: installing MindSpore "
                 f"{release.mindspore} (about 2.7 GB, a few minutes, once) into {venv}",
                 file=sys.stderr,
                 flush=True,
@@ -139,7 +124,7 @@ def ensure(target: str, say: bool = True) -> str:
         library = _shipped_library(venv, release)
         if library is None:
             raise _failed(target, release, venv, f"its wheel has no lib/plugin/{release.build}/libakg.so")
-        write_atomic(venv / READY, json.dumps({"mindspore": release.mindspore, "target": target}))
+        write_atomic(venv / READY, json.dumps({"mindspore": release.mindspore, "target": target.name}))
     if say:
         print(f"akg-reduce: MindSpore {release.mindspore} with AKG's {release.build} build is ready", file=sys.stderr)
     return str(_python(venv))

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from reducer.core.files import json_digest
+from reducer.core.targets import DEFAULT
 
 DTYPES = ("float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool")
 MAX_DIM = 2**31 - 1
@@ -75,7 +76,7 @@ class Case:
     inputs: tuple[TensorSpec, ...]
     attrs: dict[str, Any] = field(default_factory=dict)
     env: dict[str, str] = field(default_factory=dict)
-    target: str = "cpu"
+    target: str = DEFAULT.name  # a name of core/targets.py
     python: str | None = None
     compiler: str | None = None
     timeout: float | None = None  # None: the reducer chooses (see session.adaptive_timeout)
@@ -96,9 +97,9 @@ class Case:
 
     @property
     def bundle_name(self) -> str:
-        """The folder of its bundle: the name, with the target when it is not cpu, so that one kernel
+        """The folder of its bundle: the name, with the target when it is not the default, so that one kernel
         reduced for cpu and for cuda into one OUT gives two bundles."""
-        return self.name if self.target == "cpu" else f"{self.name}-{self.target}"
+        return self.name if self.target == DEFAULT.name else f"{self.name}-{self.target}"
 
     def with_(self, **changes: Any) -> Case:
         return replace(self, **changes)

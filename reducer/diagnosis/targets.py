@@ -10,8 +10,8 @@ import time
 from dataclasses import dataclass
 
 from reducer.compile.akg import compiles_here
-from reducer.compile.builds import TARGET_BUILDS
 from reducer.core.case import Case
+from reducer.core.targets import NAMES
 from reducer.kernels.kinds import kind_of
 from reducer.search.oracle import PASSES, SAME_FAILURE, Oracle
 
@@ -32,7 +32,7 @@ def on_targets(minimal: Case, original: Case, oracle: Oracle, budget: float) -> 
     """The minimal case and the original on each target this machine compiles, the reduced one first."""
     deadline = time.monotonic() + budget
     runs = []
-    for target in sorted(TARGET_BUILDS, key=lambda t: t != minimal.target):
+    for target in sorted(NAMES, key=lambda t: t != minimal.target):
         small = kind_of(minimal).on_target(minimal, target)
         if not compiles_here(small) or (small.mismatch and kind_of(small).uncheckable(small)):
             continue  # no build here, or a wrong result that would have to run on a device this machine lacks

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from reducer.core.case import Case, TensorSpec
+from reducer.core.targets import TARGETS, Target
 from reducer.kernels.kinds import as_float16, as_float32, kind_of
 from reducer.search.oracle import PASSES, Oracle
 
@@ -60,22 +61,22 @@ def _without(name: str) -> Callable[[Case], Case | None]:
     return apply
 
 
-PERTURBATIONS = [
-    Perturbation(
-        "manual tiling, whole loops",
-        "AKG's `dim` attr: every loop of the deepest nest in one tile, so auto-tiling is skipped",
-        _dim(lambda extent: extent),
-    ),
-    Perturbation(
-        "manual tiling, tile 1", "AKG's `dim` attr: every loop of the deepest nest tiled by 1", _dim(lambda extent: 1)
-    ),
-    Perturbation("auto-inline off", "`enable_auto_inline: false`", _attrs(enable_auto_inline=False)),
-    Perturbation("auto-fuse off", "`enable_auto_fuse: false`", _attrs(enable_auto_fuse=False)),
-]
-# What each target's pipeline offers on top: the passes its users switch off, and the dtype change its
-# emitters ask for.
-TARGET_PERTURBATIONS = {
-    "aicore": [
+# Every change tried, by name; each target lists those its users try (core/targets.py `workarounds`).
+CATALOGUE = {
+    p.name: p
+    for p in [
+        Perturbation(
+            "manual tiling, whole loops",
+            "AKG's `dim` attr: every loop of the deepest nest in one tile, so auto-tiling is skipped",
+            _dim(lambda extent: extent),
+        ),
+        Perturbation(
+            "manual tiling, tile 1",
+            "AKG's `dim` attr: every loop of the deepest nest tiled by 1",
+            _dim(lambda extent: 1),
+        ),
+        Perturbation("auto-inline off", "`enable_auto_inline: false`", _attrs(enable_auto_inline=False)),
+        Perturbation("auto-fuse off", "`enable_auto_fuse: false`", _attrs(enable_auto_fuse=False)),
         Perturbation(
             "manual tiling, small tiles",
             "AKG's `dim` attr: the loops of the deepest nest in tiles of at most 16, which keep the buffers within UB",
@@ -95,19 +96,16 @@ TARGET_PERTURBATIONS = {
             "inputs in float16, which Ascend's vector emitters require for some reductions",
             as_float16,
         ),
-    ],
-}
-DEFAULT_PERTURBATIONS = [
-    Perturbation("vectorisation off", "`enable_vectorization: false`", _attrs(enable_vectorization=False)),
-    Perturbation("common subexpression elimination off", "`disable_cse: true`", _attrs(disable_cse=True)),
-    Perturbation("float32 instead of float16/float64", "inputs in float32", as_float32),
-]  # fmt: skip
+        Perturbation("vectorisation off", "`enable_vectorization: false`", _attrs(enable_vectorization=False)),
+        Perturbation("common subexpression elimination off", "`disable_cse: true`", _attrs(disable_cse=True)),
+        Perturbation("float32 instead of float16/float64", "inputs in float32", as_float32),
+    ]
+}  # fmt: skip
 
 
-def perturbations_for(target: str) -> list[Perturbation]:
-    """The changes tried for a case of `target`: the common ones and its pipeline's own (cpu and cuda share
-    theirs)."""
-    return [*PERTURBATIONS, *TARGET_PERTURBATIONS.get(target, DEFAULT_PERTURBATIONS)]
+def perturbations_for(target: Target) -> list[Perturbation]:
+    """The changes tried for a case of `target`, in the order its table entry lists them."""
+    return [CATALOGUE[name] for name in target.workarounds]
 
 
 def _user_attr_removals(case: Case) -> list[Perturbation]:
@@ -122,7 +120,7 @@ def find_workarounds(
     deadline = time.monotonic() + budget
     verified: list[Workaround] = []
     tries: list[dict] = []
-    for perturbation in [*_user_attr_removals(minimal), *perturbations_for(minimal.target)]:
+    for perturbation in [*_user_attr_removals(minimal), *perturbations_for(TARGETS[minimal.target])]:
         small = perturbation.apply(minimal)
         if small is None:
             continue

@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from reducer.core.case import DTYPES, MAX_DIM, Case, Expectation, Mismatch, TensorSpec
 from reducer.core.errors import InputError
+from reducer.core.targets import DEFAULT, TARGETS
 from reducer.inputs.info_file import case_from_info
 from reducer.inputs.source import function_source
 from reducer.kernels.hybrid import parse_function
@@ -64,6 +65,8 @@ class _ExpectModel(BaseModel):
 
 
 class _CrashModel(BaseModel):
+    """A crash.yaml as written; `target` is a name of core/targets.py."""
+
     model_config = ConfigDict(extra="forbid", strict=True)
     name: str | None = None
     kernel: str
@@ -71,7 +74,7 @@ class _CrashModel(BaseModel):
     inputs: list[_TensorModel] | None = Field(default=None, min_length=1)
     attrs: dict[str, Any] = Field(default_factory=dict)
     env: dict[str, str | int | float | bool] = Field(default_factory=dict)
-    target: Literal["cpu", "cuda", "aicore"] = "cpu"
+    target: str = DEFAULT.name
     # of a Python kernel; "akg" (or none): told from the source as MindSpore does for ops.Custom(func_type="akg")
     func_type: Literal["akg", "hybrid", "tvm_compute", "ir_builder"] | None = None
     akg_build: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_.-]+$")
@@ -80,6 +83,13 @@ class _CrashModel(BaseModel):
     timeout: float | None = Field(default=None, gt=0, le=24 * 3600)
     memory: int = Field(default=4096, ge=64, le=1024 * 1024)
     expect: _ExpectModel | None = None
+
+    @field_validator("target")
+    @classmethod
+    def _known_target(cls, target: str) -> str:
+        if target not in TARGETS:
+            raise ValueError(f"unknown target {target!r}; expected one of {', '.join(TARGETS)}")
+        return target
 
 
 def _first_error(err: ValidationError) -> str:

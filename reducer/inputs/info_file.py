@@ -10,6 +10,7 @@ from typing import Any
 
 from reducer.core.case import DTYPES, Case, TensorSpec
 from reducer.core.errors import InputError, InvalidKernel
+from reducer.core.targets import DEFAULT, target_named
 from reducer.inputs.source import function_source
 from reducer.kernels import graph as graphs
 from reducer.kernels.kinds import graph_specs
@@ -117,6 +118,6 @@ def case_from_info(path: Path, text: str) -> Case:
         source=source,
         function=function,
         inputs=tuple(_input_spec(d, i, origin) for i, d in enumerate(descs)),
-        target=str(info.get("process", "cpu")),
+        target=target_named(info.get("process", DEFAULT.name), f"{origin}: field 'process'").name,
         func_type=func_type,
     )

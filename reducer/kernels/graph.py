@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from reducer.core.errors import InputError, InvalidKernel
+from reducer.core.targets import TARGETS
 
 Graph = dict[str, Any]
 Tensor = dict[str, Any]
@@ -133,8 +134,8 @@ def check_structure(info: Any, origin: str) -> Graph:
     for key in ("input_desc", "output_desc", "op_desc"):
         if not isinstance(info.get(key), list) and not (key == "input_desc" and info.get(key) is None):
             raise fail(key, "a list" if key != "input_desc" else "a list, or null for a graph of constants")
-    if info.get("process") not in ("cpu", "cuda", "aicore"):
-        raise fail("process", "one of cpu, cuda, aicore")
+    if info.get("process") not in TARGETS:
+        raise fail("process", f"one of {', '.join(TARGETS)}")
 
     def tensor(node: Any, field: str) -> None:
         if not isinstance(node, dict):

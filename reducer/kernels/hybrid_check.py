@@ -20,6 +20,7 @@ from __future__ import annotations
 import ast
 
 from reducer.core.errors import InvalidKernel
+from reducer.core.targets import TARGETS, Target
 
 BUFFERS = {"allocate", "output_tensor"}
 # MindSpore 2.10 defines both as `_allocate(shape, dtype='float32', scope='global')`. Its static check (run for
@@ -37,8 +38,6 @@ BINARY_GENERAL = {"ceil_div"}
 GENERAL = UNARY_GENERAL | BINARY_GENERAL
 CALLABLE = BUFFERS | set(LOOPS) | {"grid"} | SCOPES | UNARY_BASIC | BINARY_BASIC | GENERAL
 CALLABLE |= {"max", "min", "len", "kernel", "ms_kernel"}
-UNSUPPORTED = {"cpu": {"atan2", "expm1", "float16"}, "aicore": GENERAL}
-DEVICES = {"cpu": "CPU", "cuda": "GPU", "aicore": "Ascend"}  # MindSpore's device_target of each AKG process
 PREFILTER = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.Import, ast.ImportFrom)
 PREFILTER += (ast.Global, ast.Nonlocal, ast.Try, ast.Raise, ast.Yield, ast.YieldFrom, ast.Await)
 
@@ -49,9 +48,9 @@ class _VariableUsage(ast.NodeVisitor):
     block_realize, tensors declared once, attributes only .shape/.dtype of declared tensors, returns of
     inputs and every output_tensor."""
 
-    def __init__(self, target: str) -> None:
-        self.unsupported = UNSUPPORTED.get(target, set())
-        self.device = DEVICES.get(target, target)
+    def __init__(self, target: Target) -> None:
+        self.unsupported = target.unsupported_intrinsics | (set() if target.general_intrinsics else GENERAL)
+        self.device = target.device
         self.scopes: list[ast.AST] = []
         self.args: set[str] = set()
         self.declared: dict[str, ast.AST] = {}  # name -> the scope (function or loop) it was first stored in
@@ -176,7 +175,7 @@ def static_check(func: ast.FunctionDef, target: str) -> None:
     for node in ast.walk(func):
         if isinstance(node, PREFILTER):
             raise InvalidKernel(f"{type(node).__name__} is not Hybrid DSL")
-    _VariableUsage(target).visit(func)
+    _VariableUsage(TARGETS[target]).visit(func)
     if not any(isinstance(n, ast.Return) for n in ast.walk(func)):
         # MindSpore's checks let it through, but its auto-infer reads the dtype of what the kernel returns.
         raise InvalidKernel("the kernel has no return statement")

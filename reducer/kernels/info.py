@@ -8,11 +8,8 @@ import hashlib
 from typing import Any
 
 from reducer.core.case import Case, TensorSpec
+from reducer.core.targets import TARGETS
 from reducer.kernels.hybrid import parse_function
-
-TARGET_INFO = {
-    "cpu": {"arch": "x86_64", "cpu": "core-avx2", "feature": "avx", "system": "linux"},
-}
 
 
 def _tensor(spec: TensorSpec, tensor_name: str, name: str | None = None) -> dict[str, Any]:
@@ -94,7 +91,7 @@ def custom_info(case: Case, outputs: tuple[TensorSpec, ...]) -> dict[str, Any]:
         "platform": "AKG",
         "process": case.target,
     }
-    if case.target in TARGET_INFO:
-        info["target_info"] = TARGET_INFO[case.target]
+    if (target_info := TARGETS[case.target].target_info) is not None:
+        info["target_info"] = dict(target_info)
     info["version"] = 2
     return info

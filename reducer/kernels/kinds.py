@@ -11,11 +11,12 @@ from typing import Any, Protocol
 
 from reducer.core.case import Case, TensorSpec
 from reducer.core.errors import InvalidKernel
+from reducer.core.targets import TARGETS, Target
 from reducer.core.words import counted
 from reducer.kernels import graph as graphs
 from reducer.kernels import graph_numpy
 from reducer.kernels.hybrid import infer_outputs, loop_nest_extents, parse_function, source_ops
-from reducer.kernels.info import TARGET_INFO, custom_info
+from reducer.kernels.info import custom_info
 from reducer.kernels.size import Size, function_size, graph_size
 from reducer.kernels.telang import IR_BUILDER, TVM_COMPUTE, evaluate
 from reducer.kernels.well_formed import IllFormed
@@ -133,7 +134,7 @@ class _CustomFunction:
         return [arg.arg for arg in parse_function(case.source).args.args]
 
     def check_spec(self, case: Case, outputs: tuple[TensorSpec, ...]) -> dict[str, Any]:
-        device = "GPU" if case.target == "cuda" else "CPU"
+        device = TARGETS[case.target].device
         return {"kernel": self.name, "source": case.source, "function": case.function, "device": device}
 
     def ops(self, case: Case) -> str:
@@ -167,7 +168,7 @@ class HybridKernel(_CustomFunction):
         return loop_nest_extents(case)
 
     def uncheckable(self, case: Case) -> str:
-        return _runs_on(case, ("cpu", "cuda"), self.label)  # through MindSpore, on the device
+        return _runs_on(case, [t for t in TARGETS.values() if t.runs_custom_ops], self.label)  # through MindSpore
 
     def describe(self, case: Case) -> str:
         return "Hybrid DSL kernel (Custom op, func_type='hybrid')"
@@ -264,8 +265,8 @@ class GraphKernel:
         """The graph with its `process` and the `target_info` MindSpore writes for that device (cpu only)."""
         graph = {k: v for k, v in self.graph(case).items() if k != "target_info"}
         graph["process"] = target
-        if target in TARGET_INFO:
-            graph["target_info"] = TARGET_INFO[target]
+        if (target_info := TARGETS[target].target_info) is not None:
+            graph["target_info"] = dict(target_info)
         return case.with_(target=target, graph=graphs.dumps(graph))
 
     def with_dtypes(self, case: Case, new: dict[str, str]) -> Case | None:
@@ -291,7 +292,7 @@ class GraphKernel:
                 f"the numpy reference of fused graphs has no rule for {', '.join(missing)} (it covers "
                 f"{len(graph_numpy.SUPPORTED)} ops: reducer/kernels/graph_numpy.py)"
             )
-        return _runs_on(case, ("cpu",), self.label)
+        return _runs_on(case, [t for t in TARGETS.values() if t.runs_on_host], self.label)
 
     def check_spec(self, case: Case, outputs: tuple[TensorSpec, ...]) -> dict[str, Any]:
         return {"kernel": self.name, "info": self.graph(case)}
@@ -319,14 +320,14 @@ class GraphKernel:
         return graphs.loads(case.graph or "")
 
 
-def _runs_on(case: Case, targets: tuple[str, ...], label: str) -> str:
+def _runs_on(case: Case, targets: list[Target], label: str) -> str:
     """Why a wrong-result check cannot run `case` when its kernel runs on `targets` only ('' when it can)."""
-    if case.target in targets:
+    if TARGETS[case.target] in targets:
         return ""
-    device = "an Ascend NPU" if case.target == "aicore" else "a GPU"
     return (
-        f"a wrong result needs the kernel run, and {case.target} {label}s run on {device} only "
-        f"(a wrong-result check of a {label} takes target {' or '.join(targets)})"
+        f"a wrong result needs the kernel run, and {case.target} {label}s run on "
+        f"{TARGETS[case.target].device_article} only "
+        f"(a wrong-result check of a {label} takes target {' or '.join(t.name for t in targets)})"
     )
 
 

@@ -10,6 +10,7 @@ import pytest
 from reducer.compile import builds
 from reducer.compile.builds import choose_build
 from reducer.core.errors import InputError
+from reducer.core.targets import CPU, CUDA, TARGETS
 
 
 @pytest.fixture
@@ -28,14 +29,14 @@ def test_the_gpu_build_follows_the_machines_cuda(
     wheel: Path, monkeypatch: pytest.MonkeyPatch, cuda: str | None, expected: str
 ) -> None:
     monkeypatch.setattr(builds, "machine_cuda", lambda: cuda)
-    build = choose_build(str(wheel), "2.10.0", "cuda", None)
+    build = choose_build(str(wheel), "2.10.0", CUDA, None)
     assert build.name == expected and build.plugin_dir == str(wheel / "lib" / "plugin" / expected)
     assert build.size == len(expected) and len(build.sha256) == 64
 
 
 def test_cpu_and_a_build_by_name(wheel: Path) -> None:
-    assert choose_build(str(wheel), "2.10.0", "cpu", None).name == "cpu"
-    assert choose_build(str(wheel), "2.10.0", "cuda", "gpu11.1").name == "gpu11.1"
+    assert choose_build(str(wheel), "2.10.0", CPU, None).name == "cpu"
+    assert choose_build(str(wheel), "2.10.0", CUDA, "gpu11.1").name == "gpu11.1"
 
 
 @pytest.mark.parametrize(
@@ -48,6 +49,6 @@ def test_cpu_and_a_build_by_name(wheel: Path) -> None:
 )
 def test_what_the_wheel_lacks_is_named(wheel: Path, target: str, requested: str | None, expected: str) -> None:
     with pytest.raises(InputError, match=expected) as caught:
-        choose_build(str(wheel), "2.10.0", target, requested)
+        choose_build(str(wheel), "2.10.0", TARGETS[target], requested)
     if target == "aicore":
         assert "ships only cpu, gpu11.1, gpu11.6" in str(caught.value) and "python:" in str(caught.value)

@@ -8,6 +8,7 @@ import pytest
 from conftest import ADD_KERNEL, CORPUS, FAKE_COMPILER
 
 from reducer.compile import akg
+from reducer.compile.builds import CudaHost
 from reducer.core.case import Case, Mismatch, TensorSpec
 from reducer.kernels import graph as graphs
 
@@ -45,9 +46,9 @@ def test_a_changed_graph_reference_is_not_answered_from_the_cache(tmp_path, monk
 def test_how_far_the_gpu_pipeline_gets_depends_on_the_machine(monkeypatch) -> None:
     case = Case("add", ADD_KERNEL, "add", INPUTS, compiler=str(FAKE_COMPILER), target="cuda")
     cpu = case.with_(target="cpu")
-    monkeypatch.setattr(akg, "cuda_facts", lambda: {"gpu": False, "nvcc": None, "cuda": None})
+    monkeypatch.setattr(akg, "cuda_host", lambda: CudaHost(False, None, None))
     without = key(case), key(cpu)
-    monkeypatch.setattr(akg, "cuda_facts", lambda: {"gpu": True, "nvcc": "/usr/bin/nvcc", "cuda": "11.6"})
+    monkeypatch.setattr(akg, "cuda_host", lambda: CudaHost(True, "/usr/bin/nvcc", "11.6"))
     assert key(case) != without[0]
     assert key(cpu) == without[1], "a CPU compile's stored result stays valid"
 

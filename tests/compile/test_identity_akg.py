@@ -17,6 +17,7 @@ from reducer.compile.sandbox import Outcome
 from reducer.compile.signature import signature_of
 from reducer.compile.warm import WorkerPool
 from reducer.core.case import Case
+from reducer.core.targets import AICORE
 from reducer.inputs.crash_yaml import load_case
 from reducer.inputs.load import load_input
 from reducer.kernels.kinds import outputs_of
@@ -58,7 +59,7 @@ def test_an_older_release_gives_every_bug_the_same_id(corpus_compiles: dict[str,
     interpreter, whose wheel ships CPU and GPU builds too): the same bug id. Wrong results and hangs are left
     to their own tests (a check run or a hang each costs far more than a compile)."""
     needs_ascend()
-    older = toolchains.ensure("aicore", say=False)
+    older = toolchains.ensure(AICORE, say=False)
     pool = WorkerPool()
     differ = {}
     try:

@@ -24,8 +24,9 @@ from reducer.compile.identity import (
     why_unplaced,
 )
 from reducer.compile.sandbox import Outcome
-from reducer.compile.signature import CODEGEN_STOPS, hang_signature, signature_of
+from reducer.compile.signature import hang_signature, signature_of
 from reducer.core.case import Expectation
+from reducer.core.targets import AICORE
 
 DATA = HERE / "data"
 
@@ -208,7 +209,7 @@ def test_reaching_cce_code_generation_is_not_a_failure_of_akg() -> None:
     sig = signature_of(outcome((DATA / "ascend_cce_stop.log").read_text()), 60)
     assert sig.kind is Kind.CODEGEN and sig.message == "reaches CCE code generation, which needs CANN's compiler"
     assert sig.location == "build_cce.cc:1056"
-    assert re.search(CODEGEN_STOPS["aicore"], (DATA / "ascend_cce_stop.log").read_text())
+    assert re.search(AICORE.codegen_stop, (DATA / "ascend_cce_stop.log").read_text())
 
 
 def test_an_error_akg_recovered_from_is_not_the_signature() -> None:

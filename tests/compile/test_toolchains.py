@@ -4,13 +4,15 @@ never half-installed, and a clear error naming what to do by hand when pip canno
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from reducer.compile import toolchains
-from reducer.compile.toolchains import READY, Release
+from reducer.compile.toolchains import READY
 from reducer.core.errors import InputError
+from reducer.core.targets import AICORE, Release
 
 # No such MindSpore release exists: pip fails the way it does without a network or an index that has it.
 MISSING = Release("0.0.0.dev9", "ascend", (3, 11))
@@ -24,30 +26,30 @@ def own_toolchains(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 @pytest.mark.timeout(300)
 def test_a_release_pip_cannot_install_is_a_clear_error_and_leaves_nothing_ready(
-    own_toolchains: Path, monkeypatch: pytest.MonkeyPatch
+    own_toolchains: Path,
 ) -> None:
-    monkeypatch.setitem(toolchains.RELEASES, "aicore", MISSING)
+    unreleased = replace(AICORE, toolchain=MISSING)
     with pytest.raises(InputError) as caught:
-        toolchains.ensure("aicore", say=False)
+        toolchains.ensure(unreleased, say=False)
     said = str(caught.value)
     assert said.startswith("field 'target': aicore needs AKG's ascend build, and installing MindSpore 0.0.0.dev9")
     assert "(`pip install mindspore==0.0.0.dev9 decorator` into a Python 3.11 venv)" in said and "set python:" in said
-    assert toolchains.installed("aicore") is None
+    assert toolchains.installed(unreleased) is None
     assert not (own_toolchains / "mindspore-0.0.0.dev9" / READY).exists()
 
 
 def test_a_venv_without_its_ready_mark_is_not_installed(own_toolchains: Path) -> None:
     """An install that was interrupted (the mark is written last) is redone, not used."""
-    venv = toolchains.venv_of(toolchains.RELEASES["aicore"])
+    venv = toolchains.venv_of(AICORE.toolchain)
     (venv / "bin").mkdir(parents=True)
     (venv / "bin" / "python").write_text("")
-    assert toolchains.installed("aicore") is None
+    assert toolchains.installed(AICORE) is None
     (venv / READY).write_text(json.dumps({"mindspore": "2.7.2", "target": "aicore"}))
-    assert toolchains.installed("aicore") == str(venv / "bin" / "python")
+    assert toolchains.installed(AICORE) == str(venv / "bin" / "python")
 
 
 def test_the_toolchains_live_in_the_cache_unless_told(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.delenv("AKG_REDUCE_TOOLCHAINS", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     assert toolchains.toolchains_dir() == tmp_path / "akg-reduce" / "toolchains"
-    assert toolchains.venv_of(toolchains.RELEASES["aicore"]).name == "mindspore-2.7.2"
+    assert toolchains.venv_of(AICORE.toolchain).name == "mindspore-2.7.2"

@@ -123,10 +123,12 @@ print(json.dumps(generate_trait(json.loads(sys.argv[1]))))
 def compile_env_for_test() -> dict[str, str]:
     from reducer.compile.akg import compile_env, find_toolchain
     from reducer.compile.builds import choose_build
+    from reducer.core.targets import CPU
 
     toolchain = find_toolchain(None, None)
     assert toolchain.mindspore_dir is not None
-    return compile_env(choose_build(toolchain.mindspore_dir, toolchain.mindspore_version, "cpu", None), {})
+    build = choose_build(toolchain.mindspore_dir, toolchain.mindspore_version, CPU, None)
+    return compile_env(Case("env", "", "", ()), build)
 
 
 @pytest.mark.xdist_group("corpus_compiles")
