@@ -31,9 +31,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from reducer.compile.akg import compile_env, find_toolchain
-from reducer.compile.builds import choose_build, shipped
 from reducer.core.errors import InputError
+from reducer.toolchain.builds import choose_build, shipped
+from reducer.toolchain.launch import compile_env, find_toolchain
 
 TIMEOUT = 300
 CUSTOM_RUN = textwrap.dedent(

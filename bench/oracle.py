@@ -20,11 +20,12 @@ from pathlib import Path
 
 from corpus_cases import CORPUS, crash_cases
 
-from reducer.compile.akg import akg_build, compile_case, compile_env, find_toolchain
+from reducer.compile.akg import compile_case
 from reducer.compile.warm import WorkerPool
 from reducer.core.case import Case
 from reducer.inputs.crash_yaml import load_case
 from reducer.kernels.kinds import info_text, outputs_of
+from reducer.toolchain.launch import akg_build, compile_env, find_toolchain
 
 # The in-process side: imports AKG once, then for each request line (a .info path and attrs) compiles in
 # a fresh dir and prints the seconds compilewithjson took. Errors are the point, so they are swallowed.

@@ -17,9 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
-from reducer.compile import mismatch_run
+from reducer.in_mindspore import graph_numpy, mismatch_run
 from reducer.kernels import graph as graphs
-from reducer.kernels import graph_numpy
 
 ROOT = Path(__file__).resolve().parent.parent
 

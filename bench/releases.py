@@ -14,13 +14,14 @@ import argparse
 
 from corpus_cases import CORPUS, crash_cases
 
-from reducer.compile.akg import compile_case, find_toolchain
+from reducer.compile.akg import compile_case
 from reducer.compile.identity import Signature, matches
 from reducer.compile.signature import signature_of
 from reducer.core.case import Case
 from reducer.core.errors import InputError
 from reducer.inputs.load import load_input
 from reducer.kernels.kinds import outputs_of
+from reducer.toolchain.launch import find_toolchain
 
 
 def signature(case: Case) -> Signature:

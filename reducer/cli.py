@@ -21,9 +21,6 @@ from rich.progress import Progress, TextColumn
 from reducer.bundle.write import bundle_triage
 from reducer.capture.pipeline import NOT_CHECKED, RIGHT, CaptureOptions
 from reducer.capture.sources import Limits, NothingFailed, ResultsCheck, capture, from_log
-from reducer.compile.akg import akg_build as build_for
-from reducer.compile.akg import find_toolchain, target_interpreter
-from reducer.compile.builds import choose_build
 from reducer.compile.cache import default_cache_path
 from reducer.core.case import Case
 from reducer.core.errors import InputError, NotFailingError
@@ -35,6 +32,9 @@ from reducer.kernels.size import Size
 from reducer.nightly.run import NightOptions, run_night
 from reducer.search.oracle import Counters
 from reducer.session import Events, Settings, original_signature, reduce_case
+from reducer.toolchain.builds import choose_build
+from reducer.toolchain.launch import akg_build as build_for
+from reducer.toolchain.launch import find_toolchain, target_interpreter
 
 EXIT_BAD_INPUT = 2
 EXIT_NOT_FAILING = 3

@@ -15,16 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from reducer.bundle.write import BundleInput, Origin, refuse_foreign, write_bundle
-from reducer.compile.akg import (
-    akg_build,
-    check_program,
-    compile_case,
-    freeze_attrs,
-    host_facts,
-    side_files,
-    toolchain_of,
-)
-from reducer.compile.builds import codegen_facts
+from reducer.compile.akg import check_program, compile_case, freeze_attrs, host_facts, side_files
 from reducer.compile.cache import CompileCache
 from reducer.compile.identity import Kind, Signature, matches, why_unplaced
 from reducer.compile.sandbox import Outcome, allow_compiles, cancel_all, sweep_orphans, temp_dir
@@ -51,6 +42,8 @@ from reducer.kernels.kinds import GRAPH, kind_of, outputs_of, size_of
 from reducer.search.oracle import Compiler, Counters, Oracle
 from reducer.search.passes import schedule_for
 from reducer.search.reduction import Reduction
+from reducer.toolchain.builds import codegen_facts
+from reducer.toolchain.launch import akg_build, toolchain_of
 
 CONFIRM_RUNS = 3
 PROBE_RUNS = 3

@@ -21,7 +21,6 @@ import psutil
 import pytest
 import yaml
 
-from reducer.compile import toolchains
 from reducer.compile.akg import compile_case
 from reducer.compile.sandbox import OWNER_ENV, PREFIX, Outcome
 from reducer.compile.warm import WorkerPool
@@ -31,6 +30,7 @@ from reducer.core.targets import AICORE
 from reducer.inputs.crash_yaml import load_case
 from reducer.kernels.kinds import outputs_of
 from reducer.kernels.telang import stop_probes
+from reducer.toolchain import releases
 
 HERE = Path(__file__).resolve().parent
 
@@ -82,7 +82,7 @@ def ascend_problem() -> str:
     shared by every test as by every user run) cannot be had here; '' when it is installed. `make test`
     installs it first (`make ascend`), so this installs only for a suite run some other way."""
     try:
-        toolchains.ensure(AICORE, say=False)
+        releases.ensure(AICORE, say=False)
     except InputError as exc:
         return f"the aicore toolchain cannot be installed here: {exc}"
     return ""

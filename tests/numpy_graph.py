@@ -10,8 +10,8 @@ from typing import Any
 
 import numpy as np
 
+from reducer.in_mindspore import graph_numpy
 from reducer.kernels import graph as graphs
-from reducer.kernels import graph_numpy
 
 
 def numpy_mismatches(graph: dict[str, Any]) -> list[str]:

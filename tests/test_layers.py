@@ -11,7 +11,9 @@ import reducer
 ROOT = Path(reducer.__file__).parent
 # Bottom to top; a module may import its own layer and the ones before it.
 LAYERS = [
+    "in_mindspore",
     "core",
+    "toolchain",
     "kernels",
     "inputs",
     "compile",

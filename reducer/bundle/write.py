@@ -23,11 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from reducer.compile.akg import CheckProgram, Toolchain
-from reducer.compile.builds import AkgBuild
+from reducer.compile.akg import CheckProgram
 from reducer.compile.identity import Kind, Signature
-from reducer.compile.mismatch_run import DETAIL as MISMATCH_DETAIL
-from reducer.compile.mismatch_run import TOLERANCE, make_inputs
 from reducer.core.case import Case, Expectation, TensorSpec
 from reducer.core.errors import InputError
 from reducer.core.files import write_atomic
@@ -38,9 +35,13 @@ from reducer.diagnosis.diagnose import Diagnosis, other_bug_folder
 from reducer.diagnosis.stage import FailingStage
 from reducer.diagnosis.targets import summary
 from reducer.diagnosis.triage import Triage
+from reducer.in_mindspore.mismatch_run import DETAIL as MISMATCH_DETAIL
+from reducer.in_mindspore.mismatch_run import TOLERANCE, make_inputs
 from reducer.inputs.crash_yaml import case_to_yaml
 from reducer.kernels.kinds import kind_of, outputs_of
 from reducer.kernels.size import Size
+from reducer.toolchain.builds import AkgBuild
+from reducer.toolchain.launch import Toolchain
 
 MARKER = ".akg-reduce-bundle"
 SECRET_NAME = re.compile(r"TOKEN|KEY|PASSWORD|SECRET|PASSWD|CREDENTIAL", re.IGNORECASE)

@@ -1,6 +1,6 @@
-"""The AKG compiler driver: finds MindSpore under an interpreter and turns a Case into MindSpore's own
-compile command (`compiler.py k.info AKG '<attrs>' <dir>`), run in the sandbox cold or forked from a
-warm worker."""
+"""The AKG compiler driver: turns a Case into MindSpore's own compile command (`compiler.py k.info AKG
+'<attrs>' <dir>`) or its wrong-result check, run in the sandbox cold or in a warm worker, started by the
+launcher (toolchain/launch.py) under the case's interpreter with its build's environment."""
 
 from __future__ import annotations
 
@@ -8,20 +8,16 @@ import contextlib
 import functools
 import hashlib
 import json
-import os
 import platform
 import subprocess
-import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from reducer.compile import crash_stack, toolchains
-from reducer.compile.builds import PLUGINS, AkgBuild, ascend_pipeline_reach, ccec, choose_build, cuda_host, shipped
+from reducer.compile import crash_stack
 from reducer.compile.cache import compile_key
-from reducer.compile.nvcc import STOPPED, gpu_pipeline_reach, nvcc_env, with_architecture
 from reducer.compile.sandbox import HangCheck, Outcome, Running, read_capped, run_sandboxed, supervise
 from reducer.compile.warm import (
     Program,
@@ -33,155 +29,29 @@ from reducer.compile.warm import (
     mismatch_runner,
 )
 from reducer.core.case import Case, TensorSpec
-from reducer.core.errors import InputError
 from reducer.core.targets import CCEC, NVCC, TARGETS, Target
-from reducer.kernels import graph_numpy
-from reducer.kernels.kinds import GRAPH, info_text, kind_of
+from reducer.in_mindspore import script
+from reducer.kernels.kinds import KernelKind, info_text, kind_of
+from reducer.toolchain.builds import PLUGINS, AkgBuild, ascend_pipeline_reach, ccec, cuda_host, shipped
+from reducer.toolchain.launch import (
+    FROZEN_TILING,
+    TILING_ENV,
+    Toolchain,
+    akg_build,
+    compile_command,
+    launch,
+    toolchain_of,
+)
+from reducer.toolchain.nvcc import STOPPED, gpu_pipeline_reach, with_architecture
 
-COMPILER_SCRIPT = "_extends/parallel_compile/akg_compiler/compiler.py"
-MISMATCH_SCRIPT = str(Path(__file__).with_name("mismatch_run.py"))
-GRAPH_REFERENCE = graph_numpy.__file__  # what mismatch_run.py loads beside it
-EFFECTIVE_ATTRS_SCRIPT = str(Path(__file__).with_name("effective_attrs.py"))
-TILING_ENV = "MS_GRAPH_KERNEL_TILING"
-WHITELIST_ENV = "AKG_WHITE_LIST_PATH"
-FROZEN_TILING = "akg_reduce_frozen_tiling.json"  # an empty tiling repository, written next to the .info
+MISMATCH_SCRIPT = script("mismatch_run")
+GRAPH_REFERENCE = script("graph_numpy")  # what mismatch_run.py loads beside it, for a spec with "reference"
 SET_BY_AKG = {"target", "process"}  # AKG sets these from the .info itself
 WORKER_ATTEMPTS = 2  # a compile whose worker died is rerun once in a fresh worker
 GDB_SLOWDOWN = 3  # a compile under gdb may take this many times its own limit (symbols of libakg.so, ptrace)
 GDB_EXIT_SECONDS = 10.0
 HOLD_FILE = "akg-reduce-go"  # a warm compile waits for it (akg_worker's hold_until); gdb makes it once attached
 GDB_LOG = "akg-reduce-gdb.log"
-
-_PROBE = """
-import importlib.metadata, importlib.util, json, platform, sys
-spec = importlib.util.find_spec("mindspore")
-try:
-    version = importlib.metadata.version("mindspore")
-except importlib.metadata.PackageNotFoundError:
-    version = None
-print(json.dumps({"site": list(spec.submodule_search_locations)[0] if spec else None, "version": version,
-                  "python": platform.python_version()}))
-"""
-
-
-@dataclass(frozen=True)
-class Toolchain:
-    """Where the compile runs: the interpreter, MindSpore's package dir and the compile entry script."""
-
-    python: str
-    mindspore_dir: str | None
-    mindspore_version: str | None
-    python_version: str
-    compiler_script: str
-
-
-@functools.cache
-def find_toolchain(python: str | None, compiler: str | None) -> Toolchain:
-    """Probe `python` (default: this interpreter) for MindSpore; `compiler` replaces its entry script."""
-    interpreter = python or sys.executable
-    try:
-        probe = subprocess.run([interpreter, "-c", _PROBE], capture_output=True, text=True, timeout=120, check=True)
-        facts = json.loads(probe.stdout.strip().splitlines()[-1])
-    except (OSError, subprocess.SubprocessError, ValueError, IndexError):
-        raise InputError(f"field 'python': cannot run {interpreter} to look for MindSpore") from None
-    site = facts["site"]
-    if compiler is None:
-        if site is None:
-            raise InputError(
-                f"field 'python': MindSpore is not installed for {interpreter} "
-                "(pip install 'akg-reduce[akg]', or set python: to an interpreter that has it)"
-            )
-        script = str(Path(site) / COMPILER_SCRIPT)
-    else:
-        if not Path(compiler).is_file():
-            raise InputError(f"field 'compiler': {compiler} is not a file")
-        script = compiler
-    return Toolchain(interpreter, site, facts["version"], facts["python"], script)
-
-
-def interpreter_of(case: Case) -> str | None:
-    """The interpreter that compiles `case`: its `python:`; else, for a target whose AKG build this
-    interpreter's MindSpore does not ship (aicore on a wheel without the Ascend build), the toolchain
-    installed for it (toolchains.py, installed on first use); else None, this interpreter."""
-    if case.python is not None or case.compiler is not None:
-        return case.python
-    return target_interpreter(TARGETS[case.target])
-
-
-def target_interpreter(target: Target, install: bool = True) -> str | None:
-    """The interpreter that compiles `target` when a case names none (see interpreter_of). Without
-    `install`, InputError when its toolchain would have to be installed first."""
-    if target.toolchain is None:
-        return None
-    own = find_toolchain(None, None)
-    if own.mindspore_dir is not None and target.toolchain.build in shipped(own.mindspore_dir):
-        return None
-    if not install and toolchains.installed(target) is None:
-        raise InputError(
-            f"field 'target': the toolchain of {target.name} is not installed (reduce toolchain {target.name})"
-        )
-    return toolchains.ensure(target)
-
-
-def compiles_here(case: Case) -> bool:
-    """Whether this machine has what compiles `case` (its target's AKG build), without installing anything."""
-    try:
-        if case.python is None and case.compiler is None:
-            target_interpreter(TARGETS[case.target], install=False)
-        akg_build(case)
-    except InputError:
-        return False
-    return True
-
-
-def toolchain_of(case: Case) -> Toolchain:
-    """The toolchain that compiles `case` (see interpreter_of)."""
-    return find_toolchain(interpreter_of(case), case.compiler)
-
-
-def akg_build(case: Case) -> AkgBuild | None:
-    """The AKG build that compiles `case` (by its target, or its `akg_build`); None for a compiler of its
-    own outside MindSpore. InputError when MindSpore has no build for the target."""
-    toolchain = toolchain_of(case)
-    if toolchain.mindspore_dir is None:
-        return None
-    return choose_build(toolchain.mindspore_dir, toolchain.mindspore_version, TARGETS[case.target], case.akg_build)
-
-
-def compile_env(case: Case, build: AkgBuild | None, dump_ir: bool = False, search: bool = False) -> dict[str, str]:
-    """The environment of a compile of `case` by `build`: ours without MindSpore's, AKG's and TVM's variables,
-    the build's library path (one whose code goes to nvcc: with the nvcc shim, see nvcc.py), then the case's own
-    variables (case_env)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("MS_", "AKG_", "TVM_"))}
-    if build is not None:
-        env["TVM_LIBRARY_PATH"] = build.plugin_dir
-        env["LD_LIBRARY_PATH"] = os.pathsep.join(filter(None, [build.plugin_dir, os.environ.get("LD_LIBRARY_PATH")]))
-        if TARGETS[case.target].codegen == NVCC:
-            env.update(nvcc_env(env.get("PATH", os.defpath), run=not search))
-    env.update(case_env(case))
-    if dump_ir:
-        env["MS_DEV_DUMP_IR"] = "on"
-    return env
-
-
-def compile_command(toolchain: Toolchain, attrs: dict[str, Any]) -> list[str]:
-    return [toolchain.python, toolchain.compiler_script, "k.info", "AKG", json.dumps(attrs), "."]
-
-
-def case_env(case: Case) -> dict[str, str]:
-    """The case's environment for a compile in the sandbox. AKG reads a tiling repository only under
-    AKG_WHITE_LIST_PATH, by default the compile's working dir: in MindSpore that is the user's, in the sandbox
-    a fresh one. So a repository the case names (MS_GRAPH_KERNEL_TILING, the `repository_path` attr) has its
-    folder whitelisted, unless the case sets AKG_WHITE_LIST_PATH itself."""
-    folders = []
-    repository, repository_dir = case.env.get(TILING_ENV), case.attrs.get("repository_path")
-    if repository and repository != FROZEN_TILING:
-        folders.append(os.path.dirname(os.path.abspath(repository)))
-    if isinstance(repository_dir, str) and repository_dir:
-        folders.append(os.path.abspath(repository_dir))
-    if not folders or WHITELIST_ENV in case.env:
-        return case.env
-    return {WHITELIST_ENV: os.path.commonpath(folders), **case.env}
 
 
 def side_files(case: Case) -> dict[str, str]:
@@ -227,17 +97,18 @@ def compile_case(
     A `search` candidate's cuda compile stops where nvcc would start: past AKG's passes, nvcc tells the search
     nothing (code generation is never the bug reduced) and costs a second a candidate."""
     toolchain = toolchain_of(case)
-    env = compile_env(case, akg_build(case), dump_ir, search)
     if case.mismatch is not None:  # compiled and run by a runner of its kernel kind (MindSpore does not fork)
-        spec = mismatch_spec(case, outputs)
-        files = {"spec.json": json.dumps(spec)}
-        command = [toolchain.python, MISMATCH_SCRIPT, "spec.json"]
-        runner = mismatch_runner(toolchain.python, spec["kernel"])
-        job = _Job(case, files, env, command, runner, {"spec": "spec.json"})
+        files = {"spec.json": json.dumps(mismatch_spec(case, outputs))}
+        check = launch(case, "mismatch_run", "spec.json", dump_ir=dump_ir, search=search)
+        warm_up = json.dumps(_warm_up_spec(kind_of(case), case.target))
+        runner = mismatch_runner(launch(case, "mismatch_runner", warm_up).argv)
+        job = _Job(case, files, check.env, check.argv, runner, {"spec": "spec.json"})
     else:
         command = compile_command(toolchain, case.attrs)
-        program = compile_worker(toolchain.python, toolchain.compiler_script)
-        job = _Job(case, kernel_files(case, outputs), env, command, program, {"argv": command[1:]})
+        worker = launch(case, "akg_worker", toolchain.compiler_script, dump_ir=dump_ir, search=search)
+        job = _Job(
+            case, kernel_files(case, outputs), worker.env, command, compile_worker(worker.argv), {"argv": command[1:]}
+        )
     outcome = _run(job, pool, collect, cancel, hang_check)
     if outcome.signal is not None and case.mismatch is None:
         stack = crash_place(job, pool)
@@ -322,12 +193,13 @@ def freeze_attrs(case: Case) -> Case:
     merged in, see effective_attrs.py) and an empty tiling repository, so that shrinking the graph cannot
     silently change them; only the attr and env passes may remove them. `case` itself when it is not a graph,
     AKG splits it into several segments, or the compiler is not MindSpore's."""
-    if kind_of(case) is not GRAPH:
+    if not kind_of(case).tiling_repository:
         return case
-    toolchain = toolchain_of(case)
-    command = [toolchain.python, EFFECTIVE_ATTRS_SCRIPT, toolchain.compiler_script, "k.info", json.dumps(case.attrs)]
-    env = compile_env(case, akg_build(case))
-    outcome = run_sandboxed(command, kernel_files(case, ()), env, 300, case.memory)
+    akg_target = TARGETS[case.target].akg_name
+    probe = launch(
+        case, "effective_attrs", toolchain_of(case).compiler_script, "k.info", json.dumps(case.attrs), akg_target
+    )
+    outcome = run_sandboxed(probe.argv, kernel_files(case, ()), probe.env, 300, case.memory)
     try:
         segments = json.loads(outcome.output.strip().splitlines()[-1])["segments"]
     except (ValueError, IndexError, KeyError, TypeError):
@@ -339,11 +211,13 @@ def freeze_attrs(case: Case) -> Case:
 
 
 def mismatch_spec(case: Case, outputs: tuple[TensorSpec, ...]) -> dict[str, Any]:
-    """What reducer/compile/mismatch_run.py needs to run `case` (its kernel returning `outputs`) on AKG and
+    """What reducer/in_mindspore/mismatch_run.py needs to run `case` (its kernel returning `outputs`) on AKG and
     on its reference."""
     assert case.mismatch is not None
+    build = akg_build(case)
     return {
         **kind_of(case).check_spec(case, outputs),
+        "build": build.name if build else TARGETS[case.target].build_prefix,
         "ops": kind_of(case).ops(case),
         "inputs": [t.to_dict() for t in case.inputs],
         "outputs": [t.to_dict() for t in outputs],
@@ -352,6 +226,14 @@ def mismatch_spec(case: Case, outputs: tuple[TensorSpec, ...]) -> dict[str, Any]
         "tolerance": case.mismatch.tolerance,
         "seed": 0,
     }
+
+
+@functools.cache
+def _warm_up_spec(kind: KernelKind, target: str) -> dict[str, Any]:
+    """What a check runner of `kind` runs first, to import MindSpore and start its compile server: the check
+    of the kind's smallest kernel."""
+    case = kind.smallest(target)
+    return mismatch_spec(case, kind.outputs(case))
 
 
 def compiler_identity(toolchain: Toolchain) -> dict[str, str]:
@@ -383,7 +265,7 @@ def cache_key(case: Case, outputs: tuple[TensorSpec, ...]) -> str:
     if case.mismatch is not None:  # the check itself decides the verdict: a new check, new verdicts
         compiler_input["mismatch"] = mismatch_spec(case, outputs)
         identity["check_sha256"] = hashlib.sha256(Path(MISMATCH_SCRIPT).read_bytes()).hexdigest()
-        if compiler_input["mismatch"]["kernel"] == "graph":  # and the reference it loads
+        if compiler_input["mismatch"].get("reference"):  # and the reference it loads
             identity["reference_sha256"] = hashlib.sha256(Path(GRAPH_REFERENCE).read_bytes()).hexdigest()
     codegen = TARGETS[case.target].codegen
     if codegen == CCEC:  # how far the Ascend pipeline gets depends on CANN's compiler being here

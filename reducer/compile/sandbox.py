@@ -23,6 +23,7 @@ from typing import Any, Protocol
 import psutil
 
 from reducer.compile import hang_stack
+from reducer.in_mindspore.wire import OWNER_ENV  # set for every process we start: the reducer's pid
 
 OUTPUT_KEEP = 256 * 1024  # bytes kept from each end of the output
 FILE_SIZE_LIMIT = 256 << 20  # no single file the compile writes may exceed this
@@ -33,7 +34,6 @@ TREE_EVERY = 5  # polls between two scans for new processes in the compile's tre
 PR_SET_PDEATHSIG = 1
 PR_SET_PTRACER = 0x59616D61  # Yama: who may read this process's stack besides its ancestors
 PREFIX = "akg-reduce-"  # every temp dir of a reducer is PREFIX<its pid>-..., so a later run can sweep it
-OWNER_ENV = "AKG_REDUCE_SANDBOX"  # set for every compile process: the pid of the reducer that started it
 LOG_NAME = ".compile-output"  # stdout and stderr of the compile, in its temp dir
 _cancelled = threading.Event()
 

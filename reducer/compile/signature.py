@@ -11,11 +11,11 @@ import signal as signals
 from reducer.compile.crash_stack import AKG_LIBRARY, KEEP_FRAMES, bare, is_generic
 from reducer.compile.hang_stack import hang_place
 from reducer.compile.identity import NO_FAILURE, Kind, Signature, mask
-from reducer.compile.mismatch_run import DETAIL as MISMATCH_DETAIL
-from reducer.compile.mismatch_run import VERDICT as MISMATCH_VERDICT
-from reducer.compile.nvcc import STOPPED
 from reducer.compile.sandbox import Outcome
 from reducer.core.targets import TARGETS
+from reducer.in_mindspore.mismatch_run import DETAIL as MISMATCH_DETAIL
+from reducer.in_mindspore.mismatch_run import VERDICT as MISMATCH_VERDICT
+from reducer.toolchain.nvcc import STOPPED
 
 # The check's kinds of wrong (mismatch_run.wrong_kind), as a wrong result's message says them.
 WRONG_KINDS = {

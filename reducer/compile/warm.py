@@ -27,8 +27,6 @@ from typing import Any
 from reducer.compile import sandbox
 from reducer.compile.sandbox import LOG_NAME, CompileCancelled, Running
 
-WORKER_SCRIPT = str(Path(__file__).with_name("akg_worker.py"))
-RUNNER_SCRIPT = str(Path(__file__).with_name("mismatch_runner.py"))
 READY_SECONDS = 300.0  # importing AKG takes ~1 s; a worker silent this long is broken
 MAX_IDLE = 6  # idle workers kept across all keys; the least recently used beyond this are stopped
 RUNNER_CHECKS = 40  # a runner is replaced after this many checks, so that what leaks does not pile up
@@ -45,14 +43,14 @@ class Program:
     home: bool = False  # runs in a working dir of its own (else in the reducer's; its children chdir)
 
 
-def compile_worker(python: str, compiler_script: str) -> Program:
-    """An akg_worker for `compiler_script`: a crash or hang kills only the compile's own child."""
-    return Program((python, WORKER_SCRIPT, compiler_script))
+def compile_worker(argv: list[str]) -> Program:
+    """An akg_worker (its command line from the launcher): a crash or hang kills only the compile's own child."""
+    return Program(tuple(argv))
 
 
-def mismatch_runner(python: str, kernel: str) -> Program:
-    """A mismatch_runner of `kernel` ("hybrid" or "graph") checks."""
-    return Program((python, RUNNER_SCRIPT, kernel), RUNNER_CHECKS, frozenset({PASSED, WRONG}), home=True)
+def mismatch_runner(argv: list[str]) -> Program:
+    """A mismatch_runner (its command line from the launcher, with the warm-up check of its kernel kind)."""
+    return Program(tuple(argv), RUNNER_CHECKS, frozenset({PASSED, WRONG}), home=True)
 
 
 WorkerKey = tuple[Program, tuple[tuple[str, str], ...]]

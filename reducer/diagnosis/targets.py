@@ -9,11 +9,11 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from reducer.compile.akg import compiles_here
 from reducer.core.case import Case
 from reducer.core.targets import NAMES
 from reducer.kernels.kinds import kind_of
 from reducer.search.oracle import PASSES, SAME_FAILURE, Oracle
+from reducer.toolchain.launch import compiles_here
 
 NOT_TRIED = "not tried: time budget spent"
 

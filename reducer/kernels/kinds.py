@@ -9,16 +9,16 @@ from __future__ import annotations
 import json
 from typing import Any, Protocol
 
-from reducer.core.case import Case, TensorSpec
+from reducer.core.case import Case, Mismatch, TensorSpec
 from reducer.core.errors import InvalidKernel
 from reducer.core.targets import TARGETS, Target
 from reducer.core.words import counted
+from reducer.in_mindspore import graph_numpy
 from reducer.kernels import graph as graphs
-from reducer.kernels import graph_numpy
 from reducer.kernels.hybrid import infer_outputs, loop_nest_extents, parse_function, source_ops
 from reducer.kernels.info import custom_info
 from reducer.kernels.size import Size, function_size, graph_size
-from reducer.kernels.telang import IR_BUILDER, TVM_COMPUTE, evaluate
+from reducer.kernels.telang import HYBRID_FUNC, IR_BUILDER, TVM_COMPUTE, evaluate
 from reducer.kernels.well_formed import IllFormed
 
 Dim = tuple[int, int]  # (input index, axis)
@@ -28,6 +28,8 @@ SIMPLER_DTYPE = {"float16": "float32", "float64": "float32", "int64": "int32", "
 
 class KernelKind(Protocol):
     name: str  # "hybrid" | "telang" | "ir_builder" | "graph": the key of the pass schedules
+    func_type: str  # what a Case and a crash.yaml say of a Custom op's function; '' for a fused graph
+    tiling_repository: bool  # AKG merges attrs from a tiling repository keyed by its ops into its attrs
     label: str  # in messages: "not a valid <label>"
     kernel_file: str  # the bundle's file the kernel is in
     custom_func_type: str  # what `ops.Custom(func, ..., func_type=)` takes for it; '' for a fused graph
@@ -41,7 +43,12 @@ class KernelKind(Protocol):
         ...
 
     def check_spec(self, case: Case, outputs: tuple[TensorSpec, ...]) -> dict[str, Any]:
-        """The kernel's part of a wrong-result check's spec (compile/mismatch_run.py)."""
+        """The kernel's part of a wrong-result check's spec (in_mindspore/mismatch_run.py); with "reference"
+        when the check loads in_mindspore/graph_numpy.py."""
+        ...
+
+    def smallest(self, target: str) -> Case:
+        """The smallest wrong-result case of this kind on `target`: what a check runner warms up with."""
         ...
 
     def ops(self, case: Case) -> str:
@@ -101,6 +108,8 @@ class _CustomFunction:
     """What the kinds of a Custom op's Python function share: the inputs are its parameters, the size is its
     source's, the `.info` is a Custom op's."""
 
+    tiling_repository = False
+
     kernel_file = "kernel.py"
     python_function = True
 
@@ -145,6 +154,7 @@ class _CustomFunction:
 
 class HybridKernel(_CustomFunction):
     name = "hybrid"
+    func_type = HYBRID_FUNC
     label = "Hybrid DSL kernel"
     custom_func_type = "hybrid"
     results_reference = "the same kernel run as plain Python"
@@ -156,6 +166,14 @@ class HybridKernel(_CustomFunction):
 
     def outputs(self, case: Case) -> tuple[TensorSpec, ...]:
         return infer_outputs(case)
+
+    def smallest(self, target: str) -> Case:
+        """A copy of one float."""
+        source = (
+            "from mindspore.ops import kernel\n\n\n@kernel\ndef warm_up(x):\n    y = output_tensor(x.shape, x.dtype)\n"
+            "    for i in range(x.shape[0]):\n        y[i] = x[i]\n    return y\n"
+        )
+        return Case("warm_up", source, "warm_up", (TensorSpec((1,), "float32"),), target=target, mismatch=Mismatch())
 
     def ill_formed(self, case: Case) -> str:
         try:
@@ -181,6 +199,7 @@ class TeLangKernel(_CustomFunction):
     it does not) is no valid kernel: every valid one is well-formed."""
 
     name = "telang"
+    func_type = TVM_COMPUTE
     label = "TeLang kernel"
     custom_func_type = "akg"
     results_reference = ""
@@ -200,6 +219,9 @@ class TeLangKernel(_CustomFunction):
     def uncheckable(self, case: Case) -> str:
         return f"wrong-result checks run Hybrid DSL kernels and fused graphs, not a {self.label}"
 
+    def smallest(self, target: str) -> Case:
+        raise InvalidKernel(self.uncheckable(Case("", "", "", ())))
+
     def loop_extents(self, case: Case) -> list[int]:
         """The first output's axes: the loop nest of its compute."""
         try:
@@ -216,6 +238,7 @@ class IrBuilderKernel(TeLangKernel):
     op's attrs, it returns the `tvm.extern` tensors whose IR it builds statement by statement."""
 
     name = "ir_builder"
+    func_type = IR_BUILDER
     label = "ir_builder kernel"
     well_formedness = ""  # its IR may read what it never wrote; nothing here checks it
 
@@ -230,6 +253,8 @@ class IrBuilderKernel(TeLangKernel):
 
 class GraphKernel:
     name = "graph"
+    func_type = ""
+    tiling_repository = True
     label = "fused graph"
     kernel_file = "kernel.info"
     custom_func_type = ""
@@ -295,7 +320,31 @@ class GraphKernel:
         return _runs_on(case, [t for t in TARGETS.values() if t.runs_on_host], self.label)
 
     def check_spec(self, case: Case, outputs: tuple[TensorSpec, ...]) -> dict[str, Any]:
-        return {"kernel": self.name, "info": self.graph(case)}
+        return {"kernel": self.name, "info": self.graph(case), "reference": "graph_numpy"}
+
+    def smallest(self, target: str) -> Case:
+        """Abs of two floats."""
+        tensor = {"data_type": "float32", "format": "DefaultFormat", "shape": [2]}
+        graph = {
+            "composite": True,
+            "id": 0,
+            "op": "Fused_Abs_warm_up",
+            "input_desc": [[{**tensor, "tensor_name": "input_0"}]],
+            "op_desc": [
+                {
+                    "attr": None,
+                    "name": "Abs",
+                    "input_desc": [[{**tensor, "name": "x", "tensor_name": "input_0"}]],
+                    "output_desc": [{**tensor, "name": "output", "tensor_name": "output_0_0"}],
+                }
+            ],
+            "output_desc": [{**tensor, "tensor_name": "output_0_0"}],
+            "platform": "AKG",
+            "process": target,
+            "version": 2,
+        }
+        case = Case("warm_up", "", "", (TensorSpec((2,), "float32"),), graph=graphs.dumps(graph), target=target)
+        return self.on_target(case, target).with_(mismatch=Mismatch())
 
     def ops(self, case: Case) -> str:
         """Each op with the dtypes of its outputs: `Cast:float32 Transpose:float16`."""

@@ -1,8 +1,9 @@
 """TeLang kernels (AKG's TVM tensor-expression language: `tvm.compute`, `tvm.reduce_axis`, `tvm.sum`, ...), and
 the ir_builder kernels of the same Custom op: what a kernel of `ops.Custom(func, ..., func_type="akg")` is,
 as MindSpore tells it from the source, and its outputs and validity, from evaluating it on placeholders with
-AKG's own `tvm`. That runs in the case's interpreter (telang_probe.py), in one long-lived probe per
-interpreter: milliseconds per candidate once AKG is imported, and no compile."""
+AKG's own `tvm`. That runs in the interpreter and with the AKG build that compile the case
+(in_mindspore/telang_probe.py, started by the launcher), in one long-lived probe per interpreter and build:
+milliseconds per candidate once AKG is imported, and no compile."""
 
 from __future__ import annotations
 
@@ -11,15 +12,14 @@ import functools
 import json
 import signal
 import subprocess
-import sys
 import threading
 from dataclasses import dataclass
-from pathlib import Path
 
 from reducer.core.case import Case, TensorSpec
 from reducer.core.errors import EnvironmentBroken, InvalidKernel
+from reducer.in_mindspore.wire import BUILD_ENV
+from reducer.toolchain.launch import Launch, launch
 
-PROBE_SCRIPT = str(Path(__file__).with_name("telang_probe.py"))
 TVM_COMPUTE, IR_BUILDER, HYBRID_FUNC = "tvm_compute", "ir_builder", "hybrid"
 FUNC_TYPES = (HYBRID_FUNC, TVM_COMPUTE, IR_BUILDER)
 ANSWER_SECONDS = 60.0  # one evaluation is milliseconds; a probe silent this long is stuck in the kernel's Python
@@ -47,8 +47,9 @@ class Evaluation:
 class _Probe:
     """One telang_probe process and its line protocol; one request at a time."""
 
-    def __init__(self, python: str) -> None:
-        self.python = python
+    def __init__(self, started: Launch) -> None:
+        self.launch = started
+        self.python = started.argv[0]
         self.lock = threading.Lock()
         self.proc: subprocess.Popen[str] | None = None
 
@@ -58,7 +59,8 @@ class _Probe:
         about the kernel."""
         try:
             proc = subprocess.Popen(
-                [self.python, PROBE_SCRIPT],
+                self.launch.argv,
+                env=self.launch.env,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,
@@ -114,15 +116,19 @@ class _Probe:
             self.proc.wait()
 
 
-_PROBES: dict[str, _Probe] = {}
+_PROBES: dict[tuple[str, ...], _Probe] = {}
 _PROBES_LOCK = threading.Lock()
 
 
-def _probe(python: str) -> _Probe:
+@functools.cache
+def _probe(python: str | None, compiler: str | None, target: str, akg_build: str | None) -> _Probe:
+    """The probe of a case with these fields, as the launcher starts it: in the interpreter and with the AKG
+    build that compile the case (its own variables play no part in evaluating it); one per interpreter and
+    build."""
+    case = Case("probe", "", "", (), target=target, python=python, compiler=compiler, akg_build=akg_build)
+    started = launch(case, "telang_probe")
     with _PROBES_LOCK:
-        if python not in _PROBES:
-            _PROBES[python] = _Probe(python)
-        return _PROBES[python]
+        return _PROBES.setdefault((*started.argv, started.env.get(BUILD_ENV, "")), _Probe(started))
 
 
 @atexit.register
@@ -138,8 +144,8 @@ def _spec(pair: object) -> TensorSpec:
 
 
 @functools.lru_cache(maxsize=4096)
-def _evaluate(python: str, source: str, function: str, func_type: str, inputs: tuple[TensorSpec, ...]) -> Evaluation:
-    answer = _probe(python).ask(
+def _evaluate(probe: _Probe, source: str, function: str, func_type: str, inputs: tuple[TensorSpec, ...]) -> Evaluation:
+    answer = probe.ask(
         {
             "source": source,
             "function": function,
@@ -158,6 +164,7 @@ def _evaluate(python: str, source: str, function: str, func_type: str, inputs: t
 
 
 def evaluate(case: Case) -> Evaluation:
-    """`case`'s TeLang function evaluated on placeholders of its inputs by AKG's tvm in the case's interpreter;
-    InvalidKernel (not cached) when it is no kernel AKG can lower."""
-    return _evaluate(case.python or sys.executable, case.source, case.function, case.func_type, case.inputs)
+    """`case`'s TeLang function evaluated on placeholders of its inputs by AKG's tvm, in the interpreter and with
+    the AKG build that compile it; InvalidKernel (not cached) when it is no kernel AKG can lower."""
+    probe = _probe(case.python, case.compiler, case.target, case.akg_build)
+    return _evaluate(probe, case.source, case.function, case.func_type, case.inputs)

@@ -14,9 +14,9 @@ import yaml
 
 from reducer.capture.found import folder_name, gather, write_case
 from reducer.capture.sources import NothingFailed, findings_of_log
-from reducer.compile.akg import interpreter_of
 from reducer.core.errors import InputError
 from reducer.inputs.load import is_kernel_file, load_input, original_files
+from reducer.toolchain.launch import interpreter_of
 
 LOG_CASES = "log-cases"  # under the night's OUT: the crash.yaml of every kernel a corpus .log holds
 SKIP_DIRS = {".git", "__pycache__", ".akg-reduce-state", "akg_kernel_meta"}

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from reducer.compile.akg import compile_case, compiler_identity, find_toolchain
+from reducer.compile.akg import compile_case, compiler_identity
 from reducer.compile.identity import SIGNATURE_FORMAT, matches, stored_expectation
 from reducer.compile.sandbox import dying_with_this_process, temp_dir
 from reducer.compile.signature import signature_of
@@ -35,6 +35,7 @@ from reducer.inputs.load import load_input, original_files
 from reducer.kernels.kinds import outputs_of, size_of
 from reducer.search.oracle import Counters
 from reducer.session import Events, Settings, reduce_case
+from reducer.toolchain.launch import find_toolchain
 
 NEW, REPRODUCES, FIXED, FLAKY = "new", "reproduces", "fixed", "flaky"
 CHANGED, BROKEN, PASSES, ERROR = "no-longer-same-bug", "broken input", "passes", "error"

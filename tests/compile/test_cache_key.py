@@ -8,9 +8,9 @@ import pytest
 from conftest import ADD_KERNEL, CORPUS, FAKE_COMPILER
 
 from reducer.compile import akg
-from reducer.compile.builds import CudaHost
 from reducer.core.case import Case, Mismatch, TensorSpec
 from reducer.kernels import graph as graphs
+from reducer.toolchain.builds import CudaHost
 
 pytestmark = pytest.mark.timeout(120)
 INPUTS = (TensorSpec((16,), "float32"), TensorSpec((16,), "float32"))

@@ -10,7 +10,6 @@ from collections import defaultdict
 import pytest
 from conftest import CORPUS, needs_akg, needs_ascend
 
-from reducer.compile import toolchains
 from reducer.compile.akg import compile_case
 from reducer.compile.identity import Kind
 from reducer.compile.sandbox import Outcome
@@ -21,6 +20,7 @@ from reducer.core.targets import AICORE
 from reducer.inputs.crash_yaml import load_case
 from reducer.inputs.load import load_input
 from reducer.kernels.kinds import outputs_of
+from reducer.toolchain import releases
 
 pytestmark = [pytest.mark.akg, needs_akg]
 
@@ -59,7 +59,7 @@ def test_an_older_release_gives_every_bug_the_same_id(corpus_compiles: dict[str,
     interpreter, whose wheel ships CPU and GPU builds too): the same bug id. Wrong results and hangs are left
     to their own tests (a check run or a hang each costs far more than a compile)."""
     needs_ascend()
-    older = toolchains.ensure(AICORE, say=False)
+    older = releases.ensure(AICORE, say=False)
     pool = WorkerPool()
     differ = {}
     try:

@@ -18,6 +18,7 @@ from conftest import sandboxed_processes
 
 from reducer.compile.sandbox import HangCheck, Outcome, run_sandboxed, supervise
 from reducer.compile.warm import Worker, compile_worker
+from reducer.in_mindspore import script
 
 ENV = {"PATH": "/usr/bin:/bin"}
 
@@ -26,7 +27,7 @@ class Launcher:
     """Runs Python code as one sandboxed compile, cold (a new process) or warm (forked from a worker)."""
 
     def __init__(self, mode: str, scripts_dir: Path) -> None:
-        program = compile_worker(sys.executable, str(scripts_dir / "unused.py"))
+        program = compile_worker([sys.executable, script("akg_worker"), str(scripts_dir / "unused.py")])
         self.worker = Worker(program, ENV) if mode == "warm" else None
         self._scripts_dir = scripts_dir
         self._scripts = iter(range(1000))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from reducer.bundle import write
-from reducer.compile.akg import Toolchain
+from reducer.toolchain.launch import Toolchain
 
 pytestmark = pytest.mark.timeout(30)
 

@@ -17,11 +17,11 @@ import pytest
 import yaml
 from conftest import CORPUS, SharedReductions, needs_akg, needs_ascend
 
-from reducer.compile import toolchains
 from reducer.core.targets import AICORE
 from reducer.inputs.crash_yaml import load_case
 from reducer.inputs.load import load_input
 from reducer.kernels.kinds import GRAPH, size_of
+from reducer.toolchain import releases
 
 pytestmark = [pytest.mark.akg, needs_akg]
 
@@ -47,7 +47,7 @@ def softmax_on_aicore(folder: Path, dtype: str) -> Path:
 @pytest.fixture(scope="module")
 def ascend_python() -> str:
     needs_ascend()
-    python = toolchains.installed(AICORE)
+    python = releases.installed(AICORE)
     assert python is not None
     return python
 

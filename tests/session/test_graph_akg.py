@@ -17,13 +17,14 @@ import yaml
 from conftest import CORPUS, needs_akg
 from graph_builder import DUMPED as WRITTEN_BY_MINDSPORE
 
-from reducer.compile.akg import FROZEN_TILING, TILING_ENV, compile_case, freeze_attrs
+from reducer.compile.akg import compile_case, freeze_attrs
 from reducer.compile.sandbox import Outcome
 from reducer.compile.signature import signature_of
 from reducer.compile.warm import WorkerPool
 from reducer.core.case import Case, Mismatch
 from reducer.inputs.load import load_input
 from reducer.kernels.kinds import GRAPH, kind_of, outputs_of
+from reducer.toolchain.launch import FROZEN_TILING, TILING_ENV
 
 pytestmark = [pytest.mark.akg, needs_akg]
 GRAPH_CASES = ["pointnet_group_outer_band", "pointnet_bn_stats_ssa", "pointnet_head_segv", "round_decimals_input"]
@@ -108,7 +109,7 @@ def test_effective_attrs_are_frozen_and_the_repository_is_then_off(tmp_path: Pat
 TRAIT = """
 import json, sys
 sys.argv = sys.argv[:2]
-from reducer.compile.akg import COMPILER_SCRIPT
+from reducer.toolchain.launch import COMPILER_SCRIPT
 import mindspore, os
 site = os.path.dirname(mindspore.__file__)
 sys.path.insert(0, os.path.join(site, os.path.dirname(COMPILER_SCRIPT)))
@@ -122,8 +123,8 @@ print(json.dumps(generate_trait(json.loads(sys.argv[1]))))
 
 def compile_env_for_test() -> dict[str, str]:
     from reducer.compile.akg import compile_env, find_toolchain
-    from reducer.compile.builds import choose_build
     from reducer.core.targets import CPU
+    from reducer.toolchain.builds import choose_build
 
     toolchain = find_toolchain(None, None)
     assert toolchain.mindspore_dir is not None

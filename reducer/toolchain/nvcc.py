@@ -17,7 +17,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from reducer.compile.builds import cuda_host
+from reducer.toolchain.builds import cuda_host
 
 SHIM_DIR = Path(__file__).with_name("nvcc_shim")
 STOPPED = "akg-reduce: nvcc not run for a search candidate"  # what the shim says in place of nvcc

@@ -14,8 +14,8 @@ from conftest import CORPUS
 from graph_builder import DUMPED, Builder
 
 from reducer.core.errors import InputError
+from reducer.in_mindspore import graph_numpy
 from reducer.inputs.load import load_input
-from reducer.kernels import graph_numpy
 
 pytestmark = pytest.mark.timeout(60)
 

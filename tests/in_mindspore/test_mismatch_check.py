@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pytest
 
-from reducer.compile import mismatch_run
+from reducer.in_mindspore import mismatch_run
 
 pytestmark = pytest.mark.timeout(30)
 SPEC = {"tolerance": 1e-3, "against": None, "kernel": "graph", "outputs": [{"shape": [4], "dtype": "float32"}]}

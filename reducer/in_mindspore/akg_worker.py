@@ -1,5 +1,5 @@
-"""The warm compile worker, a separate program run under the toolchain's interpreter (stdlib only, it
-imports nothing from `reducer`): it imports AKG once, then forks one child per compile request, and the
+"""The warm compile worker, a separate program run under the toolchain's interpreter (stdlib and wire.py):
+it imports AKG once, then forks one child per compile request, and the
 child runs the compiler script exactly as `python <script> k.info AKG '<attrs>' .` would, in its own
 session and temp dir. A crash or hang kills only the child; the reducer watches and kills it by pid.
 
@@ -21,29 +21,11 @@ import signal
 import sys
 import time
 
+from wire import OWNER_ENV, as_python_runs, preload_compiler, replier
+
 PR_SET_PDEATHSIG = 1
 PR_SET_PTRACER = 0x59616D61
-OWNER_ENV = "AKG_REDUCE_SANDBOX"  # the reducer's pid, set by it
 HOLD_SECONDS = 30.0  # the longest a held compile waits for its debugger
-
-
-def preload(script: str) -> None:
-    """Import what the compiler script would import first. MindSpore's compiler.py sets these two
-    variables before importing akg, so they are set the same way before the import here."""
-    if os.path.basename(script) != "compiler.py" or not os.path.isfile(
-        os.path.join(os.path.dirname(script), "get_file_path.py")
-    ):
-        return
-    os.environ["MS_COMPILER_CACHE_PATH"] = "."
-    os.environ["KERNEL_META_DIR"] = "kernel_meta"
-    sys.path.insert(0, os.path.dirname(script))
-    from get_file_path import get_akg_path  # the compiler's own module, found at run time
-
-    sys.path.insert(0, get_akg_path())
-    import akg.ms
-
-    with contextlib.suppress(ImportError):  # imported by the first compile; not in every AKG version
-        import akg.ms.info_version_adapt  # noqa: F401
 
 
 def _exit_code(exc: SystemExit) -> int:
@@ -105,7 +87,7 @@ def _child(request: dict, protocol_fds: tuple[int, ...], worker: int) -> None:
         _hold(request.get("hold_until"))
         argv = request["argv"]
         sys.argv = list(argv)
-        sys.path.insert(0, os.path.dirname(argv[0]))
+        as_python_runs(argv[0])
         try:
             runpy.run_path(argv[0], run_name="__main__")
             code = 0
@@ -147,10 +129,8 @@ def main() -> None:
     for fd in (0, 1):  # stray prints of the imported modules must not reach the protocol pipe
         os.dup2(quiet, fd)
     started = time.monotonic()
-    preload(script)
-
-    def reply(message: dict) -> None:
-        os.write(replies, (json.dumps(message) + "\n").encode())
+    preload_compiler(script)
+    reply = replier(replies)
 
     reply({"ready": round(time.monotonic() - started, 3)})
     pending = b""

@@ -1,7 +1,7 @@
 """The wrong-result runner, a separate program run under the toolchain's interpreter (stdlib, numpy and
-MindSpore; of ours only mismatch_run.py beside it): `mismatch_runner.py hybrid` imports MindSpore once,
-`mismatch_runner.py graph` MindSpore's AKG, then it runs one wrong-result check of that kernel kind after the
-other in this same process. MindSpore's runtime is not fork-safe, so unlike akg_worker it
+MindSpore; of ours mismatch_run.py and wire.py beside it): `mismatch_runner.py '<spec json>'` runs the check of
+that spec (the smallest kernel of a kind: MindSpore, or its AKG, imported once), then one wrong-result check of
+that kernel kind after the other in this same process. MindSpore's runtime is not fork-safe, so unlike akg_worker it
 does not fork; the reducer replaces it when a check crashes, hangs or fails, and after a number of checks.
 
 Each check has its own dir (its files, its log, its TMPDIR). The runner's working dir is its own: MindSpore
@@ -24,50 +24,9 @@ import tempfile
 import time
 
 import mismatch_run
+from wire import replier
 
-# This dir also holds reducer/compile/akg.py, which must not stand in for the akg package.
-sys.path = [p for p in sys.path if os.path.abspath(p or ".") != os.path.dirname(os.path.abspath(__file__))]
 SERVER_LOG = "compile-server.log"
-WARM_UP = {}
-WARM_UP["hybrid"] = {
-    "kernel": "hybrid",
-    "source": "from mindspore.ops import kernel\n\n\n@kernel\ndef warm_up(x):\n"
-    "    y = output_tensor(x.shape, x.dtype)\n    for i in range(x.shape[0]):\n        y[i] = x[i]\n    return y\n",
-    "function": "warm_up",
-    "inputs": [{"shape": [2], "dtype": "float32"}],
-    "outputs": [{"shape": [2], "dtype": "float32"}],
-    "attrs": {},
-    "against": None,
-    "tolerance": 1e-3,
-}
-_TENSOR = {"data_type": "float32", "format": "DefaultFormat", "shape": [2]}
-WARM_UP["graph"] = {
-    "kernel": "graph",
-    "info": {
-        "composite": True,
-        "id": 0,
-        "op": "Fused_Abs_warm_up",
-        "input_desc": [[{**_TENSOR, "tensor_name": "input_0"}]],
-        "op_desc": [
-            {
-                "attr": None,
-                "name": "Abs",
-                "input_desc": [[{**_TENSOR, "name": "x", "tensor_name": "input_0"}]],
-                "output_desc": [{**_TENSOR, "name": "output", "tensor_name": "output_0_0"}],
-            }
-        ],
-        "output_desc": [{**_TENSOR, "tensor_name": "output_0_0"}],
-        "platform": "AKG",
-        "process": "cpu",
-        "target_info": {"arch": "x86_64", "cpu": "core-avx2", "feature": "avx", "system": "linux"},
-        "version": 2,
-    },
-    "inputs": [{"shape": [2], "dtype": "float32"}],
-    "outputs": [{"shape": [2], "dtype": "float32"}],
-    "attrs": {},
-    "against": None,
-    "tolerance": None,
-}
 
 
 def _redirect(path):
@@ -118,10 +77,8 @@ def main():
     _redirect(SERVER_LOG)
     os.mkdir("tmp")
     _use_tmpdir(os.path.abspath("tmp"))
-    mismatch_run.check(WARM_UP[sys.argv[1]], tempfile.mkdtemp())
-
-    def reply(message):
-        os.write(replies, (json.dumps(message) + "\n").encode())
+    mismatch_run.check(json.loads(sys.argv[1]), tempfile.mkdtemp())
+    reply = replier(replies)
 
     reply({"ready": round(time.monotonic() - started, 3)})
     pending = b""

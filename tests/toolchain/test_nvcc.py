@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from reducer.compile import nvcc
+from reducer.toolchain import nvcc
 
 RECORDER = '#!/bin/sh\necho "$@" > "$NVCC_ARGS"\n'
 

@@ -1,5 +1,5 @@
-"""The TeLang probe, a separate program run under the case's interpreter (stdlib and MindSpore's AKG only; it
-imports nothing from `reducer`): it imports AKG's `tvm` once, then evaluates TeLang functions on placeholders
+"""The TeLang probe, a separate program run under the case's interpreter with its build (stdlib, wire.py and
+MindSpore's AKG): it imports AKG's `tvm` once, then evaluates TeLang functions on placeholders
 as AKG's composite/topi.py `custom()` does (the source made a module, `tvm` put in the function's globals,
 the function called on the input placeholders; an ir_builder function gets the list of inputs and the attrs)
 and checks what AKG's lowering would refuse anyway, without compiling anything.
@@ -9,28 +9,19 @@ Protocol, one JSON object per line. Probe -> reducer: {"ready": seconds} after t
 [[shape, dtype], ...]}; the answer: {"outputs": [[shape, dtype], ...], "stages": {name: [shape, dtype]} (the
 function's local tensors when it returned)} or {"invalid": why}. End of input ends the probe."""
 
-import importlib.util
 import json
 import os
 import sys
 import time
 
+from wire import import_akg, replier
+
 DTYPES = ("float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool")
 
 
 def import_tvm():
-    """AKG's tvm from the MindSpore of this interpreter (any AKG build of the wheel: nothing is compiled)."""
-    spec = importlib.util.find_spec("mindspore")
-    if spec is None or not spec.submodule_search_locations:
-        raise ImportError(f"MindSpore is not installed for {sys.executable}")
-    mindspore = next(iter(spec.submodule_search_locations))
-    plugins = os.path.join(mindspore, "lib", "plugin")
-    builds = sorted(d for d in os.listdir(plugins) if os.path.isfile(os.path.join(plugins, d, "libakg.so")))
-    if not builds:
-        raise ImportError(f"no AKG build in {plugins}")
-    os.environ["TVM_LIBRARY_PATH"] = os.path.join(plugins, "cpu" if "cpu" in builds else builds[0])
-    sys.path.insert(0, os.path.join(mindspore, "_akg"))
-    import akg  # noqa: F401 - registers AKG's passes and ops with tvm
+    """AKG's tvm, AKG's passes and ops registered with it."""
+    import_akg()
     from akg import tvm
 
     return tvm
@@ -277,8 +268,7 @@ def main():
     quiet = os.open(os.devnull, os.O_RDWR)
     os.dup2(quiet, 1)  # stray prints of AKG or of a kernel must not reach the protocol pipe
 
-    def reply(message):
-        os.write(replies, (json.dumps(message) + "\n").encode())
+    reply = replier(replies)
 
     started = time.monotonic()
     try:

@@ -1,11 +1,11 @@
 """The wrong-result check: a kernel compiled by AKG, run on random inputs (its outputs poisoned first) and
 compared with a reference. Prints the maximum error per output, the worst elements and one verdict line.
 
-- A Hybrid DSL kernel runs on CPU (with spec "device": "GPU", on the GPU) through MindSpore
+- A Hybrid DSL kernel runs on the spec's "device" (MindSpore's device_target) through MindSpore
   (`ops.Custom(..., func_type="hybrid")`); its reference is the same kernel run as plain Python.
 - A fused graph is built by MindSpore's AKG (`akg.composite.build`, as its own composite tests do) and run
-  on CPU through AKG's tvm runtime; its reference is a numpy evaluation of the graph's ops
-  (reducer/kernels/graph_numpy.py, independent of AKG's op_dsl).
+  through AKG's tvm CPU runtime (with the spec's "build" of AKG); its reference is a numpy evaluation of the graph's ops
+  (graph_numpy.py beside this file, independent of AKG's op_dsl).
 Either is compared instead with the same kernel compiled by AKG with another attrs set when the spec says
 "against".
 
@@ -31,7 +31,6 @@ SHOWN = 5  # wrong elements shown
 # A wrong result whose every wrong element is within this many times its tolerance is imprecise, not wrong.
 PRECISION_FACTOR = 10
 GUARD = 1024  # poison elements after each tensor of a graph (at least as many as it has)
-GRAPH_REFERENCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "kernels", "graph_numpy.py")
 
 
 def make_inputs(inputs, seed):
@@ -107,7 +106,7 @@ def run_hybrid(spec, folder):
     from mindspore import Tensor, ops
     from mindspore.ops import kernel
 
-    ms.set_context(mode=ms.PYNATIVE_MODE, device_target=spec.get("device", "CPU"))
+    ms.set_context(mode=ms.PYNATIVE_MODE, device_target=spec["device"])
     function = load_function(spec["source"], spec["function"], folder)
     arrays = make_inputs(spec["inputs"], spec.get("seed", 0))
     out_shape, out_dtype = output_types(spec["outputs"])
@@ -125,23 +124,20 @@ def run_hybrid(spec, folder):
 
 
 def graph_reference():
-    """The numpy evaluation of fused graphs: reducer/kernels/graph_numpy.py (a repro.py registers its copy)."""
-    if "graph_numpy" not in sys.modules:
-        spec = importlib.util.spec_from_file_location("graph_numpy", GRAPH_REFERENCE)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        sys.modules["graph_numpy"] = module
-    return sys.modules["graph_numpy"]
+    """The numpy evaluation of fused graphs: graph_numpy.py beside this file (a repro.py registers its copy)."""
+    import graph_numpy
+
+    return graph_numpy
 
 
-def akg_package():
-    """MindSpore's AKG (mindspore/_akg) with its CPU build (lib/plugin/cpu, unless TVM_LIBRARY_PATH names
-    another), found without importing MindSpore."""
+def akg_package(build):
+    """MindSpore's AKG (mindspore/_akg) with its `build` (lib/plugin/<build>, unless TVM_LIBRARY_PATH names
+    another), found without importing MindSpore. Its own import, not wire.py's: a repro.py is this file."""
     found = importlib.util.find_spec("mindspore")
     if found is None:
         raise RuntimeError("MindSpore is not installed for this Python")
     mindspore = next(iter(found.submodule_search_locations))
-    os.environ.setdefault("TVM_LIBRARY_PATH", os.path.join(mindspore, "lib", "plugin", "cpu"))
+    os.environ.setdefault("TVM_LIBRARY_PATH", os.path.join(mindspore, "lib", "plugin", build))
     path = os.path.join(mindspore, "_akg")
     if path not in sys.path:
         sys.path.insert(0, path)
@@ -195,7 +191,7 @@ def run_graph(spec, folder):
     """The graph built by AKG and run through tvm's CPU runtime (its arguments: the graph's inputs, then its
     outputs, in desc order), each tensor guarded; a write past an output's end or into an input is a wrong
     result too."""
-    akg = akg_package()
+    akg = akg_package(spec["build"])
     info = spec["info"]
     arrays = make_inputs(spec["inputs"], spec.get("seed", 0))
     problems = []

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from reducer.compile import builds
-from reducer.compile.builds import choose_build
 from reducer.core.errors import InputError
 from reducer.core.targets import CPU, CUDA, TARGETS
+from reducer.toolchain import builds
+from reducer.toolchain.builds import choose_build
 
 
 @pytest.fixture
