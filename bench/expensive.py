@@ -2,7 +2,7 @@
 (`expect: {kind: timeout}`) of the corpus, or the cases named.
 
 A wrong-result case is reduced twice with `-j 2`: *runner*, each check sent to a long-lived MindSpore
-process (reducer/compile/mismatch_runner.py), and *fresh*, each check in a new MindSpore process
+process (reducer/in_mindspore/mismatch_runner.py), and *fresh*, each check in a new MindSpore process
 (`--cold`). A hang is reduced once with `-j 2` (warm workers, each candidate looked at after a short limit
 and run on to the original's limit only when it hangs where the original does). Printed per run: the
 checks (compiles), wall time, sizes, how many hangs ran on to the full limit, whether the minimal case

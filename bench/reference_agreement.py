@@ -1,5 +1,5 @@
 """How AKG's own reference for fused graphs (`akg/utils/composite_op_helper.py` gen_json_data: inputs, and
-the expected outputs from `akg/utils/op_dsl.py`) agrees with ours (reducer/kernels/graph_numpy.py), on every
+the expected outputs from `akg/utils/op_dsl.py`) agrees with ours (reducer/in_mindspore/graph_numpy.py), on every
 graph MindSpore wrote that we ship (corpus/, tests/data/graphs/, or the .info files named): per graph, its
 ops, whether both references cover it, and the largest difference between them relative to the output's
 tolerance (on gen_json_data's inputs, fed to both). A ratio above 1 is a disagreement: one of the two is

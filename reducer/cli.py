@@ -27,7 +27,7 @@ from reducer.core.errors import InputError, NotFailingError
 from reducer.core.targets import target_named, with_toolchain
 from reducer.diagnosis.diagnose import DEFAULT_BUDGET
 from reducer.inputs.load import load_input, original_files
-from reducer.kernels.kinds import GRAPH, kind_of, size_of
+from reducer.kernels.kinds import kind_of, size_of
 from reducer.kernels.size import Size
 from reducer.nightly.run import NightOptions, run_night
 from reducer.search.oracle import Counters
@@ -80,11 +80,8 @@ class _Progress:
 
     def on_improve(self, name: str, case: Case) -> None:
         s = size_of(case)
-        count = (
-            f"ops {s.ops:>3}/{self.original.ops}"
-            if kind_of(case) is GRAPH
-            else f"tokens {s.tokens:>4}/{self.original.tokens}"
-        )
+        kind = kind_of(case)
+        count = f"{kind.unit} {kind.count(s):>4}/{kind.count(self.original)}"
         err.print(
             f"[{time.monotonic() - self.start:6.1f}s] {name:<13} {count}"
             f"  statements {s.statements:>3}  volume {s.volume:>8}  attrs {s.attrs}  env {s.env}"

@@ -38,7 +38,7 @@ from reducer.core.targets import TARGETS
 from reducer.diagnosis.diagnose import DEFAULT_BUDGET, Diagnosis, diagnose
 from reducer.diagnosis.stage import failing_stage
 from reducer.diagnosis.triage import triage
-from reducer.kernels.kinds import GRAPH, kind_of, outputs_of, size_of
+from reducer.kernels.kinds import kind_of, outputs_of, size_of
 from reducer.search.oracle import Compiler, Counters, Oracle
 from reducer.search.passes import schedule_for
 from reducer.search.reduction import Reduction
@@ -335,8 +335,8 @@ def _prepare(
 ) -> tuple[Case, Reproduction]:
     """The case the search starts from (a graph's attrs frozen, the candidates' compile timeout chosen) and
     how the original fails."""
-    if kind_of(case) is GRAPH:
-        events.on_stage("freezing the attrs AKG uses for the graph")
+    if kind_of(case).tiling_repository:
+        events.on_stage("freezing the attrs AKG uses for the kernel")
     frozen = freeze_attrs(case)
     events.on_stage("running the original")
     runs = (HANG_RUNS if case.expect is not None and case.expect.kind == Kind.TIMEOUT else PROBE_RUNS) * settings.repeat

@@ -110,3 +110,107 @@ def test_every_package_says_what_lives_there_and_what_it_may_import() -> None:
         assert doc, init
         if init.parent != ROOT and init.parent.parent == ROOT:
             assert "May import" in doc, init
+
+
+PROGRAMS = ROOT / "in_mindspore"
+# What a program run in MindSpore's interpreter may import of the programs beside it: the shared wire.py, and
+# the check its runner runs and the reference the check loads. mismatch_run.py is a repro.py's body: it
+# imports none, wire.py included (it makes AKG importable itself).
+SIBLINGS = {"mismatch_runner": {"mismatch_run", "wire"}, "mismatch_run": {"graph_numpy"}, "graph_numpy": set()}
+
+
+def _top_imports(path: Path) -> set[str]:
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            found.add(node.module.split(".")[0])
+    return found
+
+
+def test_the_programs_run_in_mindspore_import_nothing_of_ours_but_wire() -> None:
+    programs = {p.stem for p in PROGRAMS.glob("*.py")} - {"__init__"}
+    for path in PROGRAMS.glob("*.py"):
+        imported = _top_imports(path)
+        assert "reducer" not in imported, path.name
+        if path.stem != "__init__":
+            assert imported & programs <= SIBLINGS.get(path.stem, {"wire"}), path.name
+
+
+def _touches_sys_path(path: Path) -> bool:
+    return any(
+        isinstance(node, ast.Attribute) and node.attr == "path" and getattr(node.value, "id", "") == "sys"
+        for node in ast.walk(ast.parse(path.read_text()))
+    )
+
+
+def test_only_the_programs_run_in_mindspore_make_akg_importable() -> None:
+    """sys.path is changed where AKG is imported: wire.py, and mismatch_run.py, which a repro.py is."""
+    touching = {str(p.relative_to(ROOT)) for p in ROOT.rglob("*.py") if _touches_sys_path(p)}
+    assert touching == {"in_mindspore/wire.py", "in_mindspore/mismatch_run.py"}
+
+
+def test_target_names_are_said_in_the_table_and_nowhere_else() -> None:
+    """A target is one entry of core/targets.py; no other module compares or maps a target's name."""
+    from reducer.core.targets import TARGETS
+
+    names = {n for t in TARGETS.values() for n in (t.name, t.akg_name, t.build_prefix)}
+    saying = sorted(
+        str(p.relative_to(ROOT))
+        for p in ROOT.rglob("*.py")
+        if p.name != "targets.py"
+        and any(isinstance(n, ast.Constant) and n.value in names for n in ast.walk(ast.parse(p.read_text())))
+    )
+    assert saying == []
+
+
+KIND_OBJECTS = {"GRAPH", "HYBRID", "TELANG", "IR_BUILDER_KIND"}
+KIND_FIELDS = {"func_type", "custom_func_type"}
+
+
+def _kind_branches(path: Path) -> list[int]:
+    """Lines that tell kernel kinds apart by name: a comparison with a kind object or a func_type, or a call
+    of graph.is_graph."""
+
+    def names_a_kind(node: ast.AST) -> bool:
+        return (isinstance(node, ast.Name) and node.id in KIND_OBJECTS) or (
+            isinstance(node, ast.Attribute) and node.attr in KIND_FIELDS
+        )
+
+    lines = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Compare) and any(names_a_kind(n) for n in [node.left, *node.comparators]):
+            lines.add(node.lineno)
+        if isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", "")) == "is_graph":
+            lines.add(node.lineno)
+    return sorted(lines)
+
+
+def test_kinds_are_told_apart_by_the_kind_objects_only() -> None:
+    branches = {
+        str(p.relative_to(ROOT)): lines
+        for p in ROOT.rglob("*.py")
+        if p.parent.name not in ("kernels", "in_mindspore") and (lines := _kind_branches(p))
+    }
+    assert branches == {}
+
+
+def test_the_bundle_is_handed_facts_and_imports_only_value_types_from_compile() -> None:
+    import importlib
+    import inspect
+
+    for path in (ROOT / "bundle").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("reducer.compile"):
+                module = importlib.import_module(node.module or "")
+                for alias in node.names:
+                    assert inspect.isclass(getattr(module, alias.name)), f"{path.name} imports {alias.name}"
+
+
+def test_the_structural_checks_see_what_they_look_for(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text(
+        "import sys\nsys.path.insert(0, 'x')\nif kind_of(c) is GRAPH or c.func_type == 'x':\n    pass\n"
+    )
+    assert _touches_sys_path(tmp_path / "a.py")
+    assert _kind_branches(tmp_path / "a.py") == [3]

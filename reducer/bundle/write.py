@@ -263,10 +263,11 @@ def _issue(
         attrs_json=json.dumps(reduced.attrs),
         env_vars=" ".join(f"{k}={v}" for k, v in reduced.env.items()),
         needs_decorator=True,
-        custom_op=_custom_op(reduced, b.outputs) if kind.custom_func_type == "akg" else "",
+        custom_op=_custom_op(reduced, b.outputs) if kind.told_from_source else "",
         key_log=redact.text(_key_log(b.log, b.signature)),
-        original=b.sizes["original"],
-        reduced=b.sizes["reduced"],
+        original_size=kind.size_in_full(b.sizes["original"]),
+        reduced_size=kind.size_in_full(b.sizes["reduced"]),
+        kind_label=kind.label,
         stats=b.stats,
         confirmed=b.confirmed,
         confirm_runs=b.confirm_runs,
@@ -346,8 +347,8 @@ def _files(b: BundleInput, redact: Redactor) -> dict[str, str]:
     files = {
         "ISSUE.md": _issue(b, reduced, info, stage, env_facts, redact),
         "repro.py": _mismatch_repro(b.check) if b.check else _compile_repro(b, reduced, info, env_facts["mindspore"]),
-        **({kind.kernel_file: reduced.source} if kind.python_function else {}),
         "kernel.info": json.dumps(info, indent=4),
+        kind.kernel_file: kind.kernel_text(reduced, b.outputs),
         "crash.yaml": case_to_yaml(reduced, kind.kernel_file, b.expectation),
         "compile.log": b.log,
         "env.json": json.dumps(env_json, indent=2),
@@ -365,7 +366,7 @@ def _other_bug_files(bug: OtherBug, redact: Redactor) -> dict[str, str]:
     folder = other_bug_folder(bug)
     case = bug.case.with_(name=f"{bug.case.name}_{bug.signature.key()}", env=redact.env(bug.case.env))
     kind = kind_of(case)
-    kernel = case.source if kind.python_function else json.dumps(kind.info(case, outputs_of(case)), indent=4)
+    kernel = kind.kernel_text(case, outputs_of(case))
     return {
         f"{folder}/crash.yaml": f"# found by the shape map at {bug.found}: {bug.signature.one_line()}\n"
         + case_to_yaml(case, kind.kernel_file, bug.signature.expectation()),

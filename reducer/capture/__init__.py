@@ -1,4 +1,4 @@
-"""Layer 8, from a user's failing MindSpore run to bundles: the failing kernels gathered from what the run
+"""Layer 10, from a user's failing MindSpore run to bundles: the failing kernels gathered from what the run
 printed and wrote and written as replayable crash.yaml files (found.py), checked alone, merged per bug and
 reduced (pipeline.py), from a command run under the sandbox's limits or from a saved log (sources.py).
 

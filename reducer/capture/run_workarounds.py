@@ -14,6 +14,7 @@ from reducer.compile.sandbox import Outcome
 from reducer.compile.user_run import run_command
 from reducer.core.errors import InputError
 from reducer.kernels import graph as graphs
+from reducer.kernels.kinds import kind_of_info
 
 FLAGS_ENV = "MS_DEV_GRAPH_KERNEL_FLAGS"
 MAX_OPS = 3  # ops of the wrong kernel tried one at a time before fusion is turned off
@@ -45,7 +46,8 @@ def try_flags(info: dict[str, Any], rerun: Rerun, logs: Path) -> list[RunWorkaro
     """Each candidate flag tried on the run until one makes it pass (none for a kernel that is not a fused
     graph: the flags do not touch it); every run's output in `logs`."""
     tried = []
-    for number, flag in enumerate(candidates(info) if graphs.is_graph(info) else [], 1):
+    kind = kind_of_info(info)
+    for number, flag in enumerate(candidates(info) if kind and kind.graph_kernel_flags else [], 1):
         try:
             setting, outcome = rerun(flag, logs / f"run-{number}.log")
         except InputError as exc:

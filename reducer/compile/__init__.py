@@ -1,8 +1,8 @@
-"""Layer 3, running the compiler: the AKG toolchain and driver (akg.py), the sandbox every compile runs in
-(sandbox.py), warm workers (warm.py) and the script they run (akg_worker.py), the persistent compile cache
-(cache.py), the failure signature of a compile (signature.py), the effective-attrs probe and the
-wrong-result runner (effective_attrs.py, mismatch_run.py: scripts run in the compiler's Python, importing
-nothing of ours), the user's own command run under the sandbox's limits for `reduce capture`
-(user_run.py), and which AKG build of the wheel compiles a target (builds.py).
+"""Layer 5, running the compiler: the AKG driver (akg.py: a Case's compile or wrong-result check, the
+effective attrs of a graph, the cache key, the facts a bundle is handed), the sandbox every compile runs in
+(sandbox.py), warm workers (warm.py), the persistent compile cache (cache.py), what "the same bug" is
+(identity.py) and reading a compile's output into it (signature.py, crash_stack.py, hang_stack.py), and the
+user's own command run under the sandbox's limits for `reduce capture` (user_run.py). The programs these
+start live in reducer/in_mindspore and are started through reducer/toolchain/launch.py.
 
-May import: reducer.core, reducer.kernels."""
+May import: reducer.in_mindspore, reducer.core, reducer.toolchain, reducer.kernels, reducer.inputs."""

@@ -276,21 +276,23 @@ def cache_key(case: Case, outputs: tuple[TensorSpec, ...]) -> str:
     return compile_key(identity, compiler_input)
 
 
-def pipeline_reach(target: Target) -> str:
-    """How far a compile for `target` gets on this machine, when its code generator is outside AKG."""
+def pipeline_reach(target: Target) -> tuple[str, str]:
+    """For a target whose code generator is outside AKG: what this machine has of it, and how far a compile
+    gets here when that is short of running the kernel ('' for each when there is nothing to say)."""
     if target.codegen == NVCC:
         cuda = cuda_host()
         has = f"GPU {'yes' if cuda.has_gpu else 'no'}, nvcc {cuda.nvcc or 'none'}, CUDA {cuda.version or 'none'}"
-        return f"this machine: {has}; compiled here: {gpu_pipeline_reach()}"
+        return f"this machine: {has}", "" if cuda.has_gpu else gpu_pipeline_reach()
     if target.codegen == CCEC:
-        return f"compiled here: {ascend_pipeline_reach()}"
-    return ""
+        return "", ascend_pipeline_reach()
+    return "", ""
 
 
 def host_facts(toolchain: Toolchain, build: AkgBuild | None, target: Target) -> dict[str, str]:
     """This machine, the compiler and the AKG build, and how far the pipeline of `target` gets here: the
     Environment section of a bundle."""
     cuda = cuda_host()
+    has, reach = pipeline_reach(target)
     return {
         "os": f"{platform.system()} {platform.release()}",
         "machine": platform.machine(),
@@ -298,10 +300,11 @@ def host_facts(toolchain: Toolchain, build: AkgBuild | None, target: Target) -> 
         "mindspore": toolchain.mindspore_version or "not installed",
         "akg_build_name": build.name if build else "",
         "libakg": f"lib/plugin/{build.name}/libakg.so, {build.size} bytes, sha256 {build.sha256}" if build else "",
-        "gpu": "yes" if cuda.has_gpu else "no",
+        "has_gpu": "yes" if cuda.has_gpu else "no",
         "nvcc": cuda.nvcc or "none",
         "cuda_version": cuda.version or "none",
-        "reach": pipeline_reach(target),
+        "codegen_here": has,  # what this machine has of the target's code generator
+        "reach": reach,  # how far the target's compile gets here, when short of running the kernel
     }
 
 

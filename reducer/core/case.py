@@ -4,7 +4,7 @@ Mismatch. Imports nothing of ours but the digest helper; loading and writing the
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from reducer.core.files import json_digest
@@ -65,6 +65,12 @@ class Mismatch:
         return data
 
 
+DEFAULT_FUNC_TYPE = "hybrid"
+# Fields added after the first cases were keyed: at their default they are left out of the content, so that
+# the keys of older cases (the cache's, the night's) stay what they were.
+_LEFT_OUT_AT_DEFAULT = ("akg_build", "func_type")
+
+
 @dataclass(frozen=True)
 class Case:
     """One compile problem: a Custom op's function (Hybrid DSL, TeLang or ir_builder: `func_type`) or a fused
@@ -85,7 +91,7 @@ class Case:
     mismatch: Mismatch | None = None  # a wrong-result case: what "compiling" it means is running it
     graph: str | None = None  # a fused graph (the .info JSON); then source and function are empty
     akg_build: str | None = None  # the AKG build (lib/plugin/<name>) that compiles it; None: chosen by target
-    func_type: str = "hybrid"  # of a Custom op's function: "hybrid", "tvm_compute" (TeLang) or "ir_builder"
+    func_type: str = DEFAULT_FUNC_TYPE  # of a Custom op's function: kernels/kinds.py tells its kind by it
     # A Hybrid DSL candidate may read elements it never wrote or leave outputs unwritten (--allow-ill-formed,
     # or an original that does); not part of content(): the compiler does not see it.
     allow_ill_formed: bool = False
@@ -114,10 +120,12 @@ class Case:
             "attrs": self.attrs,
             "env": self.env,
             "target": self.target,
-            **({"akg_build": self.akg_build} if self.akg_build else {}),
-            **({"func_type": self.func_type} if self.func_type != "hybrid" else {}),
+            **{name: getattr(self, name) for name in _LEFT_OUT_AT_DEFAULT if getattr(self, name) != _DEFAULTS[name]},
             **({"mismatch": self.mismatch.to_dict()} if self.mismatch else {}),
         }
 
     def key(self) -> str:
         return json_digest(self.content())
+
+
+_DEFAULTS = {f.name: f.default for f in fields(Case)}

@@ -6,8 +6,8 @@ dtype its output desc records, as a kernel storing each op's result would; so th
 result of the graph, not numpy's float16 arithmetic. `SUPPORTED` are the ops it knows; `unsupported()` names
 the others, which a wrong-result check refuses rather than guesses.
 
-Needs only numpy and the standard library: the wrong-result check (compile/mismatch_run.py) loads this file
-by its path, and a bundle's repro.py carries it."""
+Needs only numpy and the standard library: the wrong-result check (mismatch_run.py beside it) imports it, and a
+bundle's repro.py carries it."""
 
 from __future__ import annotations
 

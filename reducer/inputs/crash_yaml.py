@@ -15,9 +15,7 @@ from reducer.core.errors import InputError
 from reducer.core.targets import DEFAULT, TARGETS
 from reducer.inputs.info_file import case_from_info
 from reducer.inputs.source import function_source
-from reducer.kernels.hybrid import parse_function
-from reducer.kernels.kinds import kind_of
-from reducer.kernels.telang import HYBRID_FUNC, IR_BUILDER, akg_func_type
+from reducer.kernels.kinds import FUNC_TYPES, function_kind, kind_of
 
 MAX_YAML_NODES = 100_000
 
@@ -76,13 +74,20 @@ class _CrashModel(BaseModel):
     env: dict[str, str | int | float | bool] = Field(default_factory=dict)
     target: str = DEFAULT.name
     # of a Python kernel; "akg" (or none): told from the source as MindSpore does for ops.Custom(func_type="akg")
-    func_type: Literal["akg", "hybrid", "tvm_compute", "ir_builder"] | None = None
+    func_type: str | None = None
     akg_build: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_.-]+$")
     python: str | None = None
     compiler: str | None = None
     timeout: float | None = Field(default=None, gt=0, le=24 * 3600)
     memory: int = Field(default=4096, ge=64, le=1024 * 1024)
     expect: _ExpectModel | None = None
+
+    @field_validator("func_type")
+    @classmethod
+    def _known_func_type(cls, func_type: str | None) -> str | None:
+        if func_type is not None and func_type not in FUNC_TYPES:
+            raise ValueError(f"unknown func_type {func_type!r}; expected one of {', '.join(FUNC_TYPES)}")
+        return func_type
 
     @field_validator("target")
     @classmethod
@@ -146,7 +151,7 @@ def load_case(path: Path) -> Case:
     except ValidationError as err:
         raise InputError(f"{path}: {_first_error(err)}") from None
     if model.kernel.endswith((".info", ".json")) and "\n" not in model.kernel:
-        if model.func_type is not None:
+        if "func_type" in model.model_fields_set:
             raise InputError(f"{path}: field 'func_type': {model.kernel} says it (leave it out)")
         base = _info_kernel(path, model)
     elif model.inputs is None:
@@ -207,20 +212,18 @@ def _python_kernel(path: Path, model: _CrashModel) -> Case:
         kernel_path, text = _kernel_file(path, model.kernel)
         origin = str(kernel_path)
     source, function = function_source(text, model.function, origin)
-    func_type = akg_func_type(source) if model.func_type in (None, "akg") else model.func_type
-    params = parse_function(source).args.args
-    if func_type != IR_BUILDER and len(params) != len(model.inputs):
-        raise InputError(
-            f"{path}: field 'inputs': {function} takes {len(params)} inputs, {len(model.inputs)} are listed"
-        )
-    return Case(
+    kind = function_kind(model.func_type, source)
+    case = Case(
         name="",
         source=source,
         function=function,
         inputs=tuple(TensorSpec(tuple(t.shape), t.dtype) for t in model.inputs),
         target=model.target,
-        func_type=func_type,
+        func_type=kind.func_type,
     )
+    if why := kind.wrong_inputs(case):
+        raise InputError(f"{path}: field 'inputs': {why}")
+    return case
 
 
 def _env_text(value: str | int | float | bool) -> str:
@@ -232,12 +235,7 @@ def _env_text(value: str | int | float | bool) -> str:
 def case_to_yaml(case: Case, kernel_file: str, expect: Expectation | None) -> str:
     """A replayable crash.yaml for `case`, its kernel stored next to it as `kernel_file` (a `.info` file
     for a fused graph, which holds the inputs itself)."""
-    data: dict[str, Any] = {"name": case.name, "kernel": kernel_file}
-    if kind_of(case).python_function:
-        if case.func_type != HYBRID_FUNC:
-            data["func_type"] = case.func_type
-        data["function"] = case.function
-        data["inputs"] = [{"shape": list(t.shape), "dtype": t.dtype} for t in case.inputs]
+    data: dict[str, Any] = {"name": case.name, "kernel": kernel_file, **kind_of(case).crash_yaml_fields(case)}
     data |= {
         "attrs": case.attrs,
         "env": case.env,

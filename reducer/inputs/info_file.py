@@ -13,8 +13,8 @@ from reducer.core.errors import InputError, InvalidKernel
 from reducer.core.targets import DEFAULT, target_named
 from reducer.inputs.source import function_source
 from reducer.kernels import graph as graphs
-from reducer.kernels.kinds import graph_specs
-from reducer.kernels.telang import FUNC_TYPES
+from reducer.kernels.kinds import FUNC_TYPES, graph_specs, kind_of_info
+from reducer.kernels.telang import AKG_FUNC_TYPE
 
 
 def _field(info: dict[str, Any], path: str, origin: str) -> Any:
@@ -97,15 +97,16 @@ def case_from_info(path: Path, text: str) -> Case:
     ops = _field(info, "op_desc", origin)
     if not isinstance(ops, list) or not ops or not all(isinstance(op, dict) for op in ops):
         raise InputError(f"{origin}: field 'op_desc': expected a non-empty list of ops")
-    if graphs.is_graph(info):
-        return _graph_case(path, info)
+    kind = kind_of_info(info)
     attrs = {a.get("name"): a.get("value") for a in ops[0].get("attr") or [] if isinstance(a, dict)}
-    func_type = attrs.get("func_type")
-    if func_type not in FUNC_TYPES:
+    if kind is None:
+        known = [t for t in FUNC_TYPES if t != AKG_FUNC_TYPE]
         raise InputError(
-            f"{origin}: field 'op_desc.0.attr': a Custom op of func_type {func_type!r}; expected one of "
-            f"{', '.join(FUNC_TYPES)}, the ones AKG compiles from source (func_source_str)"
+            f"{origin}: field 'op_desc.0.attr': a Custom op of func_type {attrs.get('func_type')!r}; expected one "
+            f"of {', '.join(known)}, the ones AKG compiles from source (func_source_str)"
         )
+    if not kind.python_function:
+        return _graph_case(path, info)
     source = attrs.get("func_source_str")
     if not isinstance(source, str) or "def " not in source:
         raise InputError(f"{origin}: field 'op_desc.0.attr.func_source_str': expected the function's source")
@@ -119,5 +120,5 @@ def case_from_info(path: Path, text: str) -> Case:
         function=function,
         inputs=tuple(_input_spec(d, i, origin) for i, d in enumerate(descs)),
         target=target_named(info.get("process", DEFAULT.name), f"{origin}: field 'process'").name,
-        func_type=func_type,
+        func_type=kind.func_type,
     )

@@ -66,7 +66,7 @@ def parse_attrs(text: str) -> dict[str, Any]:
 
 def _told(case: Case, error: InvalidKernel) -> str:
     """How the kernel's language was told, when it was told from its source and a name of it is unknown."""
-    if kind_of(case).custom_func_type != "akg" or "NameError" not in str(error):
+    if not kind_of(case).told_from_source or "NameError" not in str(error):
         return ""
     return (
         f" (read as func_type {case.func_type!r}, as MindSpore reads a Custom op of func_type 'akg' whose source "

@@ -18,7 +18,7 @@ from reducer.kernels import graph as graphs
 from reducer.kernels.hybrid import infer_outputs, loop_nest_extents, parse_function, source_ops
 from reducer.kernels.info import custom_info
 from reducer.kernels.size import Size, function_size, graph_size
-from reducer.kernels.telang import HYBRID_FUNC, IR_BUILDER, TVM_COMPUTE, evaluate
+from reducer.kernels.telang import AKG_FUNC_TYPE, HYBRID_FUNC, IR_BUILDER, TVM_COMPUTE, akg_func_type, evaluate
 from reducer.kernels.well_formed import IllFormed
 
 Dim = tuple[int, int]  # (input index, axis)
@@ -30,6 +30,9 @@ class KernelKind(Protocol):
     name: str  # "hybrid" | "telang" | "ir_builder" | "graph": the key of the pass schedules
     func_type: str  # what a Case and a crash.yaml say of a Custom op's function; '' for a fused graph
     tiling_repository: bool  # AKG merges attrs from a tiling repository keyed by its ops into its attrs
+    graph_kernel_flags: bool  # MindSpore's graph-kernel flags (MS_DEV_GRAPH_KERNEL_FLAGS) change it in a run
+    told_from_source: bool  # MindSpore tells its language from the source (a Custom op of func_type "akg")
+    unit: str  # what its size is counted in for a person: "ops", "tokens"
     label: str  # in messages: "not a valid <label>"
     kernel_file: str  # the bundle's file the kernel is in
     custom_func_type: str  # what `ops.Custom(func, ..., func_type=)` takes for it; '' for a fused graph
@@ -95,6 +98,26 @@ class KernelKind(Protocol):
         """The size in the unit a person follows: '12 ops', '130 tokens'."""
         ...
 
+    def count(self, size: Size) -> int:
+        """The size in `unit`."""
+        ...
+
+    def size_in_full(self, size: Size) -> str:
+        """Every part of the size a report names: '3 ops, 2 inputs and 96 tensor elements'."""
+        ...
+
+    def kernel_text(self, case: Case, outputs: tuple[TensorSpec, ...]) -> str:
+        """What the bundle's `kernel_file` holds."""
+        ...
+
+    def crash_yaml_fields(self, case: Case) -> dict[str, Any]:
+        """The kind's fields of a crash.yaml that loads back to `case` (inputs/crash_yaml.py)."""
+        ...
+
+    def wrong_inputs(self, case: Case) -> str:
+        """Why the inputs listed do not fit the kernel ('' when they do)."""
+        ...
+
     def describe(self, case: Case) -> str:
         """What kind of kernel this is, for an issue report."""
         ...
@@ -109,6 +132,8 @@ class _CustomFunction:
     source's, the `.info` is a Custom op's."""
 
     tiling_repository = False
+    graph_kernel_flags = False
+    unit = "tokens"
 
     kernel_file = "kernel.py"
     python_function = True
@@ -135,6 +160,30 @@ class _CustomFunction:
     def amount(self, size: Size) -> str:
         return f"{size.tokens} tokens"
 
+    def count(self, size: Size) -> int:
+        return size.tokens
+
+    def size_in_full(self, size: Size) -> str:
+        return f"{size.tokens} tokens, {size.statements} statements and {size.volume} input elements"
+
+    def kernel_text(self, case: Case, outputs: tuple[TensorSpec, ...]) -> str:
+        return case.source
+
+    def crash_yaml_fields(self, case: Case) -> dict[str, Any]:
+        """Its func_type always: a Hybrid DSL source that contains 'compute' would otherwise read back as
+        TeLang, as MindSpore reads a Custom op of func_type 'akg'."""
+        return {
+            "func_type": self.func_type,
+            "function": case.function,
+            "inputs": [{"shape": list(t.shape), "dtype": t.dtype} for t in case.inputs],
+        }
+
+    def wrong_inputs(self, case: Case) -> str:
+        params = parse_function(case.source).args.args
+        if len(params) != len(case.inputs):
+            return f"{case.function} takes {len(params)} inputs, {len(case.inputs)} are listed"
+        return ""
+
     def listing(self, case: Case) -> str:
         return ""
 
@@ -155,6 +204,7 @@ class _CustomFunction:
 class HybridKernel(_CustomFunction):
     name = "hybrid"
     func_type = HYBRID_FUNC
+    told_from_source = False
     label = "Hybrid DSL kernel"
     custom_func_type = "hybrid"
     results_reference = "the same kernel run as plain Python"
@@ -170,7 +220,7 @@ class HybridKernel(_CustomFunction):
     def smallest(self, target: str) -> Case:
         """A copy of one float."""
         source = (
-            "from mindspore.ops import kernel\n\n\n@kernel\ndef warm_up(x):\n    y = output_tensor(x.shape, x.dtype)\n"
+            "def warm_up(x):\n    y = output_tensor(x.shape, x.dtype)\n"
             "    for i in range(x.shape[0]):\n        y[i] = x[i]\n    return y\n"
         )
         return Case("warm_up", source, "warm_up", (TensorSpec((1,), "float32"),), target=target, mismatch=Mismatch())
@@ -200,6 +250,7 @@ class TeLangKernel(_CustomFunction):
 
     name = "telang"
     func_type = TVM_COMPUTE
+    told_from_source = True
     label = "TeLang kernel"
     custom_func_type = "akg"
     results_reference = ""
@@ -247,6 +298,10 @@ class IrBuilderKernel(TeLangKernel):
         inputs = params[0].arg if params else "inputs"
         return [f"{inputs}[{i}]" for i in range(len(case.inputs))]
 
+    def wrong_inputs(self, case: Case) -> str:
+        """Always '': its first parameter is the list of inputs, of any length."""
+        return ""
+
     def describe(self, case: Case) -> str:
         return "ir_builder (TVM IR builder) kernel, Custom op func_type='akg'"
 
@@ -255,6 +310,9 @@ class GraphKernel:
     name = "graph"
     func_type = ""
     tiling_repository = True
+    graph_kernel_flags = True
+    told_from_source = False
+    unit = "ops"
     label = "fused graph"
     kernel_file = "kernel.info"
     custom_func_type = ""
@@ -315,7 +373,7 @@ class GraphKernel:
         if missing:
             return (
                 f"the numpy reference of fused graphs has no rule for {', '.join(missing)} (it covers "
-                f"{len(graph_numpy.SUPPORTED)} ops: reducer/kernels/graph_numpy.py)"
+                f"{len(graph_numpy.SUPPORTED)} ops: reducer/in_mindspore/graph_numpy.py)"
             )
         return _runs_on(case, [t for t in TARGETS.values() if t.runs_on_host], self.label)
 
@@ -356,6 +414,22 @@ class GraphKernel:
     def amount(self, size: Size) -> str:
         return counted(size.ops, "op")
 
+    def count(self, size: Size) -> int:
+        return size.ops
+
+    def size_in_full(self, size: Size) -> str:
+        return f"{counted(size.ops, 'op')}, {counted(size.inputs, 'input')} and {size.volume} tensor elements"
+
+    def kernel_text(self, case: Case, outputs: tuple[TensorSpec, ...]) -> str:
+        return json.dumps(self.info(case, outputs), indent=4)
+
+    def crash_yaml_fields(self, case: Case) -> dict[str, Any]:
+        """None: the `.info` holds the inputs."""
+        return {}
+
+    def wrong_inputs(self, case: Case) -> str:
+        return ""
+
     def describe(self, case: Case) -> str:
         return (
             f"fused graph kernel of {counted(len(self.graph(case)['op_desc']), 'op')} (MindSpore graph-kernel fusion)"
@@ -384,13 +458,31 @@ HYBRID = HybridKernel()
 TELANG = TeLangKernel()
 IR_BUILDER_KIND = IrBuilderKernel()
 GRAPH = GraphKernel()
-_FUNCTION_KINDS: dict[str, KernelKind] = {TVM_COMPUTE: TELANG, IR_BUILDER: IR_BUILDER_KIND}
+_FUNCTION_KINDS: dict[str, KernelKind] = {HYBRID_FUNC: HYBRID, TVM_COMPUTE: TELANG, IR_BUILDER: IR_BUILDER_KIND}
+FUNC_TYPES = (*_FUNCTION_KINDS, AKG_FUNC_TYPE)  # what a crash.yaml's func_type may say
 
 
 def kind_of(case: Case) -> KernelKind:
     if case.graph is not None:
         return GRAPH
     return _FUNCTION_KINDS.get(case.func_type, HYBRID)
+
+
+def function_kind(func_type: str | None, source: str) -> KernelKind:
+    """The kind of a Custom op's function of `func_type`; "akg" or None: told from the source, as MindSpore
+    tells a Custom op of func_type "akg" (`akg_func_type`)."""
+    told = akg_func_type(source) if func_type in (None, AKG_FUNC_TYPE) else func_type
+    return _FUNCTION_KINDS.get(told, HYBRID)
+
+
+def kind_of_info(info: dict[str, Any]) -> KernelKind | None:
+    """The kind of a kernel JSON as MindSpore writes it: a fused graph, or a Custom op of the func_type its
+    first op names; None for a Custom op AKG does not compile from source."""
+    if graphs.is_graph(info):
+        return GRAPH
+    op = (info.get("op_desc") or [{}])[0]
+    attrs = {a.get("name"): a.get("value") for a in op.get("attr") or [] if isinstance(a, dict)}
+    return _FUNCTION_KINDS.get(attrs.get("func_type"))
 
 
 def outputs_of(case: Case) -> tuple[TensorSpec, ...]:

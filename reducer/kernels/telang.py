@@ -21,7 +21,7 @@ from reducer.in_mindspore.wire import BUILD_ENV
 from reducer.toolchain.launch import Launch, launch
 
 TVM_COMPUTE, IR_BUILDER, HYBRID_FUNC = "tvm_compute", "ir_builder", "hybrid"
-FUNC_TYPES = (HYBRID_FUNC, TVM_COMPUTE, IR_BUILDER)
+AKG_FUNC_TYPE = "akg"  # ops.Custom(func, ..., func_type="akg"): the language told from the source
 ANSWER_SECONDS = 60.0  # one evaluation is milliseconds; a probe silent this long is stuck in the kernel's Python
 READY_SECONDS = 300.0
 

@@ -3,5 +3,5 @@ their history in SQLite, job rechecks or reduces one case in its own process, ex
 on Dask, buckets groups cases into bugs, report writes HTML/Markdown/JSON (templates/), run decides what
 each case needs tonight and ties it together.
 
-Layer 9, above reducer.session (a nightly job is one reduction) and reducer.capture (a .log case).
+Layer 11, above reducer.session (a nightly job is one reduction) and reducer.capture (a .log case).
 May import: every layer but reducer.cli."""

@@ -1,4 +1,4 @@
-"""Layer 4, the search: the oracle that judges candidates by compiling them (oracle.py), the ddmin and
+"""Layer 6, the search: the oracle that judges candidates by compiling them (oracle.py), the ddmin and
 transform search over a schedule of passes (reduction.py), and the passes (passes/), which only propose
 Edits.
 
