@@ -122,14 +122,10 @@ print(json.dumps(generate_trait(json.loads(sys.argv[1]))))
 
 
 def compile_env_for_test() -> dict[str, str]:
-    from reducer.compile.akg import compile_env, find_toolchain
-    from reducer.core.targets import CPU
-    from reducer.toolchain.builds import choose_build
+    from reducer.toolchain.launch import akg_build, compile_env
 
-    toolchain = find_toolchain(None, None)
-    assert toolchain.mindspore_dir is not None
-    build = choose_build(toolchain.mindspore_dir, toolchain.mindspore_version, CPU, None)
-    return compile_env(Case("env", "", "", ()), build)
+    case = Case("env", "", "", ())
+    return compile_env(case, akg_build(case))
 
 
 @pytest.mark.xdist_group("corpus_compiles")
