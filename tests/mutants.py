@@ -22,7 +22,7 @@ TESTS = ["tests/compile/test_sandbox.py", "tests/compile/test_warm.py", "tests/s
 SECONDS = 15 * 60
 
 # name: (file, exact text of the protection, what replaces it)
-SANDBOX, WORKER = "reducer/compile/sandbox.py", "reducer/compile/akg_worker.py"
+SANDBOX, WORKER = "reducer/compile/sandbox.py", "reducer/in_mindspore/akg_worker.py"
 MUTANTS = {
     "tree kill": (SANDBOX, "os.killpg(pgid, signal.SIGKILL)", "pass"),
     "timeout": (SANDBOX, "if time.monotonic() - start > deadline:", "if False:"),

@@ -1,5 +1,5 @@
 """An independent check of a fused graph's recorded shapes and dtypes: the graph evaluated with numpy on
-zero-filled inputs, op by op, in numpy's own dtypes (reducer/kernels/graph_numpy.py's rules, which know
+zero-filled inputs, op by op, in numpy's own dtypes (reducer/in_mindspore/graph_numpy.py's rules, which know
 nothing of the reducer's shape inference; MindSpore's semantics where numpy's differ: a full reduction gives
 [1]). Tests compare it with what the reducer's shape inference wrote, so the inference is not checked by
 itself."""

@@ -1,4 +1,4 @@
-"""The numpy reference of fused graphs (reducer/kernels/graph_numpy.py), what a wrong-result check of a graph
+"""The numpy reference of fused graphs (reducer/in_mindspore/graph_numpy.py), what a wrong-result check of a graph
 trusts: each op as MindSpore defines it, computed exactly and rounded once to the recorded dtype, and a clear
 refusal of the ops it has no rule for."""
 
