@@ -100,7 +100,7 @@ class _CrashModel(BaseModel):
 def _first_error(err: ValidationError) -> str:
     first = err.errors()[0]
     where = ".".join(str(p) for p in first["loc"]) or "(top level)"
-    return f"field '{where}': {first['msg']}"
+    return f"field '{where}': {first['msg'].removeprefix('Value error, ')}"  # our validators say it all
 
 
 def load_yaml(path: Path) -> Any:

@@ -9,6 +9,7 @@ import pytest
 from conftest import CORPUS
 
 from reducer.core.case import Case, Expectation, Mismatch, TensorSpec
+from reducer.core.errors import InputError
 from reducer.inputs.crash_yaml import case_to_yaml, load_case
 from reducer.kernels.kinds import GRAPH, HYBRID, IR_BUILDER_KIND, TELANG, KernelKind, kind_of
 
@@ -75,3 +76,13 @@ def test_a_wrong_result_case_reloads_with_its_check(tmp_path: Path) -> None:
     case = graph.with_(expect=Expectation("mismatch"), mismatch=Mismatch(0.01, '{"enable_auto_fuse": false}'))
     again = written_and_loaded(case, tmp_path)
     assert again.mismatch == case.mismatch and again.key() == case.key()
+
+
+def test_a_target_the_table_does_not_know_is_refused_naming_the_known_ones(tmp_path: Path) -> None:
+    (tmp_path / "kernel.py").write_text(HYBRID_SAYING_COMPUTE)
+    (tmp_path / "crash.yaml").write_text("kernel: kernel.py\ninputs: [{shape: [8], dtype: float32}]\ntarget: npu\n")
+    with pytest.raises(InputError) as caught:
+        load_case(tmp_path / "crash.yaml")
+    assert str(caught.value) == (
+        f"{tmp_path / 'crash.yaml'}: field 'target': unknown target 'npu'; expected one of cpu, cuda, aicore"
+    )
