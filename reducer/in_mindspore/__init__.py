@@ -4,8 +4,9 @@ effective-attrs probe (effective_attrs.py), the TeLang probe (telang_probe.py) a
 graphs they load (graph_numpy.py). Each is started by toolchain/launch.py under the case's interpreter, with
 its AKG build's environment, and speaks JSON lines or exit codes with us. They import nothing of ours but
 wire.py beside them (and mismatch_run.py, the body of a wrong-result repro.py, not even that); wire.py is the
-one place that makes AKG importable. In our own process only `script()`, wire.py's and mismatch_run.py's
-constants and graph_numpy.py's tables are used.
+one place that makes AKG importable. In our own process only `script()`, wire.py's constants, mismatch_run.py's
+verdict lines, tolerances and input maker (what a bundle shows), and graph_numpy.py's list of the ops it knows
+are used.
 
 May import: nothing of ours."""
 
