@@ -32,7 +32,7 @@ from reducer.core.case import Case, TensorSpec
 from reducer.core.targets import CCEC, NVCC, TARGETS, Target
 from reducer.in_mindspore import script
 from reducer.kernels.kinds import KernelKind, info_text, kind_of
-from reducer.toolchain.builds import PLUGINS, AkgBuild, ascend_pipeline_reach, ccec, cuda_host, shipped
+from reducer.toolchain.builds import PLUGINS, AkgBuild, CudaHost, ascend_pipeline_reach, ccec, cuda_host, shipped
 from reducer.toolchain.launch import (
     FROZEN_TILING,
     TILING_ENV,
@@ -276,13 +276,11 @@ def cache_key(case: Case, outputs: tuple[TensorSpec, ...]) -> str:
     return compile_key(identity, compiler_input)
 
 
-def pipeline_reach(target: Target) -> tuple[str, str]:
-    """For a target whose code generator is outside AKG: what this machine has of it, and how far a compile
-    gets here when that is short of running the kernel ('' for each when there is nothing to say)."""
+def pipeline_reach(target: Target, cuda: CudaHost) -> tuple[str, str]:
+    """For a target whose code generator is outside AKG: what this machine (with `cuda`) has of it, and how far
+    a compile gets here when that is short of running the kernel ('' for each when there is nothing to say)."""
     if target.codegen == NVCC:
-        cuda = cuda_host()
-        has = f"GPU {'yes' if cuda.has_gpu else 'no'}, nvcc {cuda.nvcc or 'none'}, CUDA {cuda.version or 'none'}"
-        return f"this machine: {has}", "" if cuda.has_gpu else gpu_pipeline_reach()
+        return f"this machine: {cuda.said()}", "" if cuda.has_gpu else gpu_pipeline_reach()
     if target.codegen == CCEC:
         return "", ascend_pipeline_reach()
     return "", ""
@@ -292,7 +290,7 @@ def host_facts(toolchain: Toolchain, build: AkgBuild | None, target: Target) -> 
     """This machine, the compiler and the AKG build, and how far the pipeline of `target` gets here: the
     Environment section of a bundle."""
     cuda = cuda_host()
-    has, reach = pipeline_reach(target)
+    has, reach = pipeline_reach(target, cuda)
     return {
         "os": f"{platform.system()} {platform.release()}",
         "machine": platform.machine(),

@@ -91,6 +91,10 @@ class CudaHost:
     def to_dict(self) -> dict[str, object]:
         return {"has_gpu": self.has_gpu, "nvcc": self.nvcc, "version": self.version}
 
+    def said(self) -> str:
+        """'GPU no, nvcc /usr/bin/nvcc, CUDA 13.0': how a report names it."""
+        return f"GPU {'yes' if self.has_gpu else 'no'}, nvcc {self.nvcc or 'none'}, CUDA {self.version or 'none'}"
+
 
 def cuda_host() -> CudaHost:
     return CudaHost(shutil.which("nvidia-smi") is not None, shutil.which("nvcc"), machine_cuda())
@@ -107,9 +111,7 @@ def codegen_facts(target: Target) -> tuple[str, str]:
     if target.codegen == CCEC:
         found = ccec()
         return f"ccec at {found}" if found else "no ccec on PATH", "CANN's code generation"
-    host = cuda_host()
-    has = f"GPU {'yes' if host.has_gpu else 'no'}, nvcc {host.nvcc or 'none'}, CUDA {host.version or 'none'}"
-    return has, "CUDA code generation and the CUDA toolkit"
+    return cuda_host().said(), "CUDA code generation and the CUDA toolkit"
 
 
 def ascend_pipeline_reach() -> str:
