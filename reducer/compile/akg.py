@@ -101,7 +101,7 @@ def compile_case(
         files = {"spec.json": json.dumps(mismatch_spec(case, outputs))}
         check = launch(case, "mismatch_run", "spec.json", dump_ir=dump_ir, search=search)
         warm_up = json.dumps(_warm_up_spec(kind_of(case), case.target))
-        runner = mismatch_runner(launch(case, "mismatch_runner", warm_up).argv)
+        runner = mismatch_runner(check.beside("mismatch_runner", warm_up).argv)
         job = _Job(case, files, check.env, check.argv, runner, {"spec": "spec.json"})
     else:
         command = compile_command(toolchain, case.attrs)

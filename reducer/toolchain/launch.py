@@ -182,6 +182,10 @@ class Launch:
     argv: list[str]
     env: dict[str, str]
 
+    def beside(self, program: str, *args: str) -> Launch:
+        """Another in_mindspore `program`, in the same interpreter and environment."""
+        return Launch([self.argv[0], script(program), *args], self.env)
+
 
 def launch(case: Case, program: str, *args: str, dump_ir: bool = False, search: bool = False) -> Launch:
     """The in_mindspore `program` run for `case`: under its toolchain's interpreter, with its build's
