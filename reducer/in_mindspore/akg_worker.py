@@ -21,7 +21,7 @@ import signal
 import sys
 import time
 
-from wire import OWNER_ENV, as_python_runs, preload_compiler, replier
+from wire import OWNER_ENV, as_python_runs, preload_compiler, replier, request_lines
 
 PR_SET_PDEATHSIG = 1
 PR_SET_PTRACER = 0x59616D61
@@ -133,23 +133,16 @@ def main() -> None:
     reply = replier(replies)
 
     reply({"ready": round(time.monotonic() - started, 3)})
-    pending = b""
-    while True:
-        chunk = os.read(requests, 1 << 16)
-        if not chunk:
-            return
-        pending += chunk
-        while b"\n" in pending:
-            line, pending = pending.split(b"\n", 1)
-            request = json.loads(line)
-            sys.stdout.flush()
-            sys.stderr.flush()
-            worker = os.getpid()
-            pid = os.fork()
-            if pid == 0:
-                _child(request, (requests, replies, quiet), worker)
-            reply({"pid": pid})
-            reply({"status": _wait(pid, requests)})
+    for line in request_lines(requests):
+        request = json.loads(line)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        worker = os.getpid()
+        pid = os.fork()
+        if pid == 0:
+            _child(request, (requests, replies, quiet), worker)
+        reply({"pid": pid})
+        reply({"status": _wait(pid, requests)})
 
 
 if __name__ == "__main__":

@@ -24,7 +24,7 @@ import tempfile
 import time
 
 import mismatch_run
-from wire import replier
+from wire import replier, request_lines
 
 SERVER_LOG = "compile-server.log"
 
@@ -81,19 +81,12 @@ def main():
     reply = replier(replies)
 
     reply({"ready": round(time.monotonic() - started, 3)})
-    pending = b""
-    while True:
-        chunk = os.read(requests, 1 << 16)
-        if not chunk:
-            return
-        pending += chunk
-        while b"\n" in pending:
-            line, pending = pending.split(b"\n", 1)
-            reply({"pid": os.getpid()})
-            code = 2
-            with contextlib.suppress(Exception):
-                code = _check(json.loads(line))
-            reply({"status": code})
+    for line in request_lines(requests):
+        reply({"pid": os.getpid()})
+        code = 2
+        with contextlib.suppress(Exception):
+            code = _check(json.loads(line))
+        reply({"status": code})
 
 
 if __name__ == "__main__":

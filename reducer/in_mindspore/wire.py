@@ -21,6 +21,20 @@ def replier(fd):
     return reply
 
 
+def request_lines(fd):
+    """The lines the reducer writes to `fd`, one request each, until it closes it (read unbuffered from the
+    fd, so a worker's child does not inherit requests sitting in a buffer)."""
+    pending = b""
+    while True:
+        chunk = os.read(fd, 1 << 16)
+        if not chunk:
+            return
+        pending += chunk
+        while b"\n" in pending:
+            line, pending = pending.split(b"\n", 1)
+            yield line
+
+
 def as_python_runs(script):
     """sys.path as `python <script>` has it: the script's own folder first."""
     folder = os.path.dirname(os.path.abspath(script))
