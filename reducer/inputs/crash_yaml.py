@@ -4,6 +4,7 @@ and writing a replayable one for a reduced Case."""
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any, Literal
 
@@ -18,6 +19,13 @@ from reducer.inputs.source import function_source
 from reducer.kernels.kinds import FUNC_TYPES, function_kind, kind_of
 
 MAX_YAML_NODES = 100_000
+
+
+def _one_of(value: str, known: Collection[str], what: str) -> str:
+    """`value` when it is one of `known`; else the error naming them."""
+    if value not in known:
+        raise ValueError(f"unknown {what} {value!r}; expected one of {', '.join(known)}")
+    return value
 
 
 class _TensorModel(BaseModel):
@@ -36,9 +44,7 @@ class _TensorModel(BaseModel):
     @field_validator("dtype")
     @classmethod
     def _dtype(cls, dtype: str) -> str:
-        if dtype not in DTYPES:
-            raise ValueError(f"unknown dtype {dtype!r}; expected one of {', '.join(DTYPES)}")
-        return dtype
+        return _one_of(dtype, DTYPES, "dtype")
 
 
 class _AgainstModel(BaseModel):
@@ -85,16 +91,12 @@ class _CrashModel(BaseModel):
     @field_validator("func_type")
     @classmethod
     def _known_func_type(cls, func_type: str | None) -> str | None:
-        if func_type is not None and func_type not in FUNC_TYPES:
-            raise ValueError(f"unknown func_type {func_type!r}; expected one of {', '.join(FUNC_TYPES)}")
-        return func_type
+        return None if func_type is None else _one_of(func_type, FUNC_TYPES, "func_type")
 
     @field_validator("target")
     @classmethod
     def _known_target(cls, target: str) -> str:
-        if target not in TARGETS:
-            raise ValueError(f"unknown target {target!r}; expected one of {', '.join(TARGETS)}")
-        return target
+        return _one_of(target, TARGETS, "target")
 
 
 def _first_error(err: ValidationError) -> str:
