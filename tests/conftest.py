@@ -42,6 +42,16 @@ ROOT = HERE.parent
 FAKE_COMPILER = HERE / "fake_compiler.py"
 CORPUS = ROOT / "corpus"
 
+# An ir_builder kernel (Custom op func_type ir_builder): a copy of its first input, statement by statement.
+IR_BUILDER_COPY = """def copy_ir(ins, attrs):
+    def body(src, dst):
+        ib = tvm.ir_builder.create()
+        with ib.for_range(0, src.shape[0], name="i") as i:
+            ib.store(dst, i, ib.load(src, i))
+        return ib.get()
+    return tvm.extern(ins[0].shape, ins, lambda i, o: body(i[0], o[0]), dtype=ins[0].dtype)
+"""
+
 MATMUL_KERNEL = textwrap.dedent(
     """
     from mindspore.ops import kernel

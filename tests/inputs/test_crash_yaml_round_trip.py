@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import CORPUS
+from conftest import CORPUS, IR_BUILDER_COPY
 
 from reducer.core.case import Case, Expectation, Mismatch, TensorSpec
 from reducer.core.errors import InputError
@@ -20,14 +20,6 @@ HYBRID_SAYING_COMPUTE = """def scale(a):
     for i in range(a.shape[0]):
         computed[i] = a[i] * 2.0
     return computed
-"""
-IR_BUILDER_COPY = """def copy_ir(ins, attrs):
-    def body(src, dst):
-        ib = tvm.ir_builder.create()
-        with ib.for_range(0, src.shape[0], name="i") as i:
-            ib.store(dst, i, ib.load(src, i))
-        return ib.get()
-    return tvm.extern(ins[0].shape, ins, lambda i, o: body(i[0], o[0]), dtype=ins[0].dtype)
 """
 
 TELANG_IDENTITY = "def same(x):\n    return x\n"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import CORPUS, needs_akg
+from conftest import CORPUS, IR_BUILDER_COPY, needs_akg
 
 from reducer.core.case import Case, TensorSpec
 from reducer.core.errors import InputError, InvalidKernel
@@ -44,15 +44,6 @@ STAGES = """def chain(x):
     return tvm.compute((16, 8), lambda i, j: tvm.if_then_else(e[i, j] > s[0], e[i, j] / s[0], 0.0), name="o")
 """
 
-IR_BUILDER = """def copy_ir(ins, attrs):
-    def body(src, dst):
-        ib = tvm.ir_builder.create()
-        with ib.for_range(0, src.shape[0], name="i") as i:
-            ib.store(dst, i, ib.load(src, i))
-        return ib.get()
-    return tvm.extern(ins[0].shape, ins, lambda i, o: body(i[0], o[0]), dtype=ins[0].dtype)
-"""
-
 
 def telang(source: str, *shapes: tuple[int, ...], dtype: str = "float32") -> Case:
     function = source.split("(")[0].removeprefix("def ")
@@ -61,7 +52,7 @@ def telang(source: str, *shapes: tuple[int, ...], dtype: str = "float32") -> Cas
 
 def test_the_language_is_told_as_mindspore_tells_it() -> None:
     assert akg_func_type(CONV1D) == "tvm_compute"
-    assert akg_func_type(IR_BUILDER) == "ir_builder"  # it has "compute" nowhere, "ir_builder" wins anyway
+    assert akg_func_type(IR_BUILDER_COPY) == "ir_builder"  # it has "compute" nowhere, "ir_builder" wins anyway
     assert akg_func_type("def f(a):\n    c = output_tensor(a.shape, a.dtype)\n    return c\n") == "hybrid"
 
 
@@ -199,7 +190,7 @@ def test_a_stated_func_type_wins_and_a_hybrid_kernel_read_as_telang_says_how(tmp
 
 
 def test_ir_builder_kernels_are_read_and_checked(tmp_path: Path) -> None:
-    (tmp_path / "k.py").write_text(IR_BUILDER)
+    (tmp_path / "k.py").write_text(IR_BUILDER_COPY)
     (tmp_path / "crash.yaml").write_text("kernel: k.py\ninputs: [{shape: [64], dtype: float32}]\n")
     case = load_input(tmp_path / "crash.yaml")
     assert kind_of(case) is IR_BUILDER_KIND
