@@ -30,6 +30,7 @@ from reducer.core.targets import AICORE
 from reducer.inputs.crash_yaml import load_case
 from reducer.kernels.kinds import outputs_of
 from reducer.kernels.telang import stop_probes
+from reducer.search.passes import NumberPass, Pass
 from reducer.toolchain import releases
 
 HERE = Path(__file__).resolve().parent
@@ -143,6 +144,15 @@ def write_case(folder: Path, kernel: str = MATMUL_KERNEL, **fields: object) -> P
 @pytest.fixture
 def fake_case(tmp_path: Path) -> Path:
     return write_case(tmp_path / "matmul_bias")
+
+
+def edited_cases(p: Pass, case: Case) -> list[Case]:
+    """What a transform or number pass proposes for `case`; a number pass's integers each at 1, at half and
+    one below (the values its boundary search starts from and ends on)."""
+    if isinstance(p, NumberPass):
+        lowered = [n.at(v) for n in p.numbers(case) for v in sorted({1, n.value // 2, n.value - 1}) if 1 <= v < n.value]
+        return [c for c in lowered if c is not None]
+    return [edit.after for edit in p.edits(case)]
 
 
 def sandboxed_processes(owner: int | None = None) -> list[psutil.Process]:

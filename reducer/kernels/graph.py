@@ -489,12 +489,18 @@ def shape_operands(graph: Graph) -> list[tuple[dict[str, Any], str, int]]:
     return [(op, *SHAPE_OPERAND[op["name"]]) for op in graph["op_desc"] if op["name"] in SHAPE_OPERAND]
 
 
-def dim_values(graph: Graph) -> list[int]:
-    """Every dim value > 1 of the graph inputs and shape operands, biggest first."""
-    values = {d for t in graph_inputs(graph) for d in t["shape"]}
+def dim_values(graph: Graph) -> dict[int, str]:
+    """Every dim value > 1 of the graph inputs and shape operands, biggest first, with the first place it
+    occurs (`x[1]`, `Reshape shape`): a value is named by where it is, which stays when it changes."""
+    places: dict[int, str] = {}
+    for t in graph_inputs(graph):
+        for axis, d in enumerate(t["shape"]):
+            places.setdefault(d, f"{t['tensor_name']}[{axis}]")
     for op, name, index in shape_operands(graph):
-        values |= {d for d in operand(op, name, index) or [] if isinstance(d, int)}
-    return sorted((v for v in values if v > 1), reverse=True)
+        for d in operand(op, name, index) or []:
+            if isinstance(d, int):
+                places.setdefault(d, f"{op['name']} {name}")
+    return {v: places[v] for v in sorted(places, reverse=True) if v > 1}
 
 
 def _shape_operands_follow(graph: Graph, old: int, new: int) -> None:

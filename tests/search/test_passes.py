@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conftest import CORPUS
+from conftest import CORPUS, edited_cases
 from numpy_graph import numpy_mismatches
 
 from reducer.compile.sandbox import Outcome
@@ -13,7 +13,7 @@ from reducer.search.oracle import Oracle
 from reducer.search.passes.config import DeleteEntries, SimplifyAttrValues
 from reducer.search.passes.control import FlattenControl
 from reducer.search.passes.expressions import CompactAssignments, ExpressionToConstant, ExpressionToOperand
-from reducer.search.passes.tensors import DropUnitAxes, RemoveUnusedInputs, ShrinkLinkedDims, smaller_values
+from reducer.search.passes.tensors import DropUnitAxes, RemoveUnusedInputs, ShrinkLinkedDims
 from reducer.search.passes.variables import InlineScalars
 from reducer.search.reduction import Reduction
 
@@ -33,7 +33,7 @@ def case(source: str = KERNEL, shapes=((4, 6), (1, 6)), **kw) -> Case:
 
 
 def candidates(p, c: Case) -> list[Case]:
-    return [edit.after for edit in p.edits(c)]
+    return edited_cases(p, c)
 
 
 def sources(p, c: Case) -> list[str]:
@@ -59,9 +59,10 @@ def test_drop_unit_axis_rewrites_shape_and_every_index() -> None:
 
 def test_linked_dims_shrink_together() -> None:
     c = case(shapes=((6, 6), (1, 6)))
-    first = candidates(ShrinkLinkedDims(), c)[0]
-    assert first.inputs[0].shape == (1, 1) and first.inputs[1].shape == (1, 1)
-    assert smaller_values(64) == [1, 2, 16, 32, 48, 63]
+    (six,) = ShrinkLinkedDims().numbers(c)
+    assert (six.label, six.value) == ("dims 0[0], 0[1], 1[1]", 6)
+    lowered = six.at(1)
+    assert lowered is not None and lowered.inputs[0].shape == (1, 1) and lowered.inputs[1].shape == (1, 1)
 
 
 def test_expression_passes_only_shrink() -> None:

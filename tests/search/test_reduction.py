@@ -5,7 +5,14 @@ from __future__ import annotations
 
 from reducer.core.case import Case, TensorSpec
 from reducer.kernels.kinds import size_of
-from reducer.search.passes import DeleteEntries, DeletionPass, ShrinkDims, SimplifyAttrValues, TransformPass
+from reducer.search.passes import (
+    DeleteEntries,
+    DeletionPass,
+    NumberPass,
+    ShrinkDims,
+    SimplifyAttrValues,
+    TransformPass,
+)
 from reducer.search.passes.statements import DeleteStatements
 from reducer.search.reduction import Predicate, Reduction
 
@@ -58,15 +65,38 @@ def test_transform_search_takes_edits_in_order_and_logs_each() -> None:
         schedule=[ShrinkDims(), SimplifyAttrValues()],
     )
     best = search.run()
-    assert best.inputs[0].shape == (3,)  # the smallest value >= 3 the dims pass offers from 4
+    assert best.inputs[0].shape == (3,)
     assert best.attrs == {"dim": "0 0 1 1"}
     assert [e["pass"] for e in search.log] == ["dims", "attr-values"]
-    assert search.log[0]["edit"] == "dim 0[0]=4 -> 3"
+    assert search.log[0]["edit"] == "dim 0[0]: 4 -> 3"
     assert search.log[1]["edit"] == "attr dim: '0 0 16 1' -> '0 0 1 1'"
 
 
-def test_every_pass_is_one_of_the_two_kinds() -> None:
-    from reducer.search.passes import GRAPH_SCHEDULE, SCHEDULE
+def test_a_dim_goes_down_to_its_floor_in_a_logarithmic_number_of_compiles() -> None:
+    judged: list[int] = []
 
-    for p in [*SCHEDULE, *GRAPH_SCHEDULE]:
-        assert isinstance(p, DeletionPass) != isinstance(p, TransformPass), p.name
+    def keeps(c: Case) -> bool:
+        judged.append(c.inputs[0].shape[0])
+        return c.inputs[0].shape[0] >= 1000
+
+    search = Reduction(case().with_(inputs=(TensorSpec((1024,), "float32"),)), Predicate(keeps), [ShrinkDims()])
+    assert search.run().inputs[0].shape == (1000,)
+    # one round: 5 leaps, 1023 1022 1020 1016 1008 992, then bisection (1000, 996, 998, 999 or so); the second
+    # round's leaps and 999; one compile per unit would be 24
+    assert len(judged) <= 5 + 6 + 5 + 6, judged
+    assert [e["edit"] for e in search.log][:2] == ["dim 0[0]: 1024 -> 1023", "dim 0[0]: 1023 -> 1022"]
+
+
+def test_a_dim_that_keeps_the_bug_only_at_some_values_ends_on_one_that_keeps_it() -> None:
+    def keeps(c: Case) -> bool:
+        return c.inputs[0].shape[0] % 32 == 0 and c.inputs[0].shape[0] >= 200
+
+    search = Reduction(case().with_(inputs=(TensorSpec((1024,), "float32"),)), Predicate(keeps), [ShrinkDims()])
+    assert keeps(search.run()) and search.best.inputs[0].shape[0] < 1024
+
+
+def test_every_pass_is_one_of_the_three_kinds() -> None:
+    from reducer.search.passes import GRAPH_SCHEDULE, SCHEDULE, TELANG_SCHEDULE
+
+    for p in [*SCHEDULE, *GRAPH_SCHEDULE, *TELANG_SCHEDULE]:
+        assert sum(isinstance(p, kind) for kind in (DeletionPass, TransformPass, NumberPass)) == 1, p.name

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from reducer.core.case import Case
 from reducer.kernels.kinds import GRAPH, HYBRID, IR_BUILDER_KIND, TELANG, kind_of
-from reducer.search.passes.base import DeletionPass, Edit, Pass, TransformPass
+from reducer.search.passes.base import DeletionPass, Edit, Number, NumberPass, Pass, TransformPass
 from reducer.search.passes.buffers import AccumulatorToOutput
 from reducer.search.passes.config import DeleteEntries, SimplifyAttrValues
 from reducer.search.passes.control import FlattenControl
@@ -116,4 +116,14 @@ def schedule_for(case: Case) -> list[Pass]:
     return SCHEDULES[kind_of(case).name]
 
 
-__all__ = ["GRAPH_SCHEDULE", "SCHEDULE", "DeletionPass", "Edit", "Pass", "TransformPass", "schedule_for"]
+__all__ = [
+    "GRAPH_SCHEDULE",
+    "SCHEDULE",
+    "DeletionPass",
+    "Edit",
+    "Number",
+    "NumberPass",
+    "Pass",
+    "TransformPass",
+    "schedule_for",
+]

@@ -2,15 +2,17 @@
 
 - DeletionPass: exposes groups of removable units (statements of one block, attrs, env vars, ops), named
   for a person, and applies "keep this subset"; one generic ddmin in the search serves them all.
-- TransformPass: yields single edits in the order it believes most useful (loop -> body, a dimension to
-  a smaller value, an expression to an operand); the search takes the first interesting one and asks again.
-  A lateral TransformPass (`enables` set) yields edits of equal size that open the way for another pass.
+- TransformPass: yields single edits in the order it believes most useful (loop -> body, an expression
+  to an operand); the search takes the first interesting one and asks again. A lateral TransformPass
+  (`enables` set) yields edits of equal size that open the way for another pass.
+- NumberPass: exposes the integers of a case that may go lower (a dim, a dim together with the literals
+  that restate it), each with the case at any other value; the search finds how low each can go.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from reducer.core.case import Case
@@ -66,4 +68,22 @@ class TransformPass(ABC):
         """Single edits of `case`, the ones most worth trying first."""
 
 
-Pass = DeletionPass | TransformPass
+@dataclass(frozen=True)
+class Number:
+    """One integer of a case: what it is for a person (`dim x[1]=384`), its value, and the case with it set
+    to another value (None when that is not a well-formed case)."""
+
+    label: str
+    value: int
+    at: Callable[[int], Case | None]
+
+
+class NumberPass(ABC):
+    name: str
+
+    @abstractmethod
+    def numbers(self, case: Case) -> list[Number]:
+        """The integers of `case` this pass lowers, in a stable order (the search walks them by index)."""
+
+
+Pass = DeletionPass | TransformPass | NumberPass

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Iterator, Sequence
+from functools import partial
 
 from reducer.core.case import Case
 from reducer.core.errors import InvalidKernel
 from reducer.kernels import graph as graphs
 from reducer.kernels.kinds import GRAPH, SIMPLER_DTYPE, with_graph
-from reducer.search.passes.base import DeletionPass, Edit, TransformPass
-from reducer.search.passes.tensors import smaller_values
+from reducer.search.passes.base import DeletionPass, Edit, Number, NumberPass, TransformPass
 
 
 def _valid(case: Case, edit: Callable[[], graphs.Graph]) -> Case | None:
@@ -86,30 +86,32 @@ class CutGraph(TransformPass):
         )
 
 
-class ShrinkGraphDims(TransformPass):
+class ShrinkGraphDims(NumberPass):
     """A dim value shrunk everywhere it appears in the graph inputs and shape operands (dims that must stay
     equal), then each input dim alone; every op's shapes follow by inference."""
 
     name = "graph-dims"
 
-    def edits(self, case: Case) -> Iterator[Edit]:
+    def numbers(self, case: Case) -> list[Number]:
         graph = GRAPH.graph(case)
-        for value in graphs.dim_values(graph):
-            edits = (
-                (f"dim value {value} -> {v} everywhere", lambda old=value, v=v: graphs.replace_dim_value(graph, old, v))
-                for v in smaller_values(value)
-            )
-            yield from _valid_all(case, edits)
-        for i, tensor in enumerate(graphs.graph_inputs(graph)):
-            for axis, dim in enumerate(tensor["shape"]):
-                edits = (
-                    (
-                        f"dim {tensor['tensor_name']}[{axis}]: {dim} -> {v}",
-                        lambda v=v, i=i, axis=axis: graphs.set_input_dims(graph, [(i, axis)], v),
-                    )
-                    for v in smaller_values(dim)
-                )
-                yield from _valid_all(case, edits)
+        everywhere = [
+            Number(f"every dim equal to {place}", value, partial(_with_dim_value, case, graph, value))
+            for value, place in graphs.dim_values(graph).items()
+        ]
+        alone = [
+            Number(f"dim {tensor['tensor_name']}[{axis}]", dim, partial(_with_input_dim, case, graph, i, axis))
+            for i, tensor in enumerate(graphs.graph_inputs(graph))
+            for axis, dim in enumerate(tensor["shape"])
+        ]
+        return everywhere + alone
+
+
+def _with_dim_value(case: Case, graph: graphs.Graph, old: int, new: int) -> Case | None:
+    return _valid(case, lambda: graphs.replace_dim_value(graph, old, new))
+
+
+def _with_input_dim(case: Case, graph: graphs.Graph, i: int, axis: int, value: int) -> Case | None:
+    return _valid(case, lambda: graphs.set_input_dims(graph, [(i, axis)], value))
 
 
 def _op_label(op: dict) -> str:

@@ -8,10 +8,11 @@ from __future__ import annotations
 import ast
 import copy
 from collections.abc import Callable, Iterator
+from functools import partial
 
 from reducer.core.case import Case
 from reducer.core.errors import InvalidKernel
-from reducer.kernels.kinds import kind_of, linked_groups
+from reducer.kernels.kinds import Dim, kind_of, linked_groups
 from reducer.kernels.telang import evaluate
 from reducer.search.passes.ast_edit import (
     Replacement,
@@ -22,9 +23,9 @@ from reducer.search.passes.ast_edit import (
     render,
     tvm_call,
 )
-from reducer.search.passes.base import Edit, TransformPass, code
+from reducer.search.passes.base import Edit, Number, NumberPass, TransformPass, code
 from reducer.search.passes.expressions import ExpressionToOperand, operands
-from reducer.search.passes.tensors import DropIndex, describe_dims, smaller_values
+from reducer.search.passes.tensors import DropIndex, dims_label
 
 REDUCERS = {"sum", "max", "min"}  # tvm.<reducer>(expr, axis=...) is a reduction; tvm.max(a, b) is not
 NOT_ELEMENTWISE = {"compute", "reduce_axis", "placeholder", "extern", "const", "var", "thread_axis", "comm_reducer"}
@@ -324,21 +325,24 @@ class _Literals(ast.NodeTransformer):
         return node
 
 
-class ShrinkDimsWithConstants(TransformPass):
+class ShrinkDimsWithConstants(NumberPass):
     """Input dims that share a value, and the integer literals of that value (a shape written out, a reduce
     extent), shrunk together: a TeLang kernel's literals usually restate its input shapes."""
 
     name = "linked-constants"
 
-    def edits(self, case: Case) -> Iterator[Edit]:
+    def numbers(self, case: Case) -> list[Number]:
         literals = {n.value for n in ast.walk(parse(case)) if isinstance(n, ast.Constant) and type(n.value) is int}
         groups = [dims for dims in linked_groups(case)]
         groups += [[(i, a)] for i, t in enumerate(case.inputs) for a, d in enumerate(t.shape) if d > 1]
-        for dims in groups:
-            value = case.inputs[dims[0][0]].shape[dims[0][1]]
-            if value not in literals:
-                continue
-            for v in smaller_values(value):
-                func = _Literals(value, v).visit(parse(case))
-                edited = kind_of(case).with_dims(render(case, func), dims, v)
-                yield Edit(f"dims {describe_dims(case, dims)} and literals {value} -> {v}", edited)
+        values = [case.inputs[dims[0][0]].shape[dims[0][1]] for dims in groups]
+        return [
+            Number(f"{dims_label(dims)} and literals", value, partial(_with_literals, case, dims, value))
+            for dims, value in zip(groups, values, strict=True)
+            if value in literals
+        ]
+
+
+def _with_literals(case: Case, dims: list[Dim], old: int, new: int) -> Case:
+    func = _Literals(old, new).visit(parse(case))
+    return kind_of(case).with_dims(render(case, func), dims, new)

@@ -5,43 +5,42 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
+from functools import partial
 
 from reducer.core.case import Case, TensorSpec
 from reducer.kernels.kinds import SIMPLER_DTYPE, Dim, kind_of, linked_groups
 from reducer.search.passes.ast_edit import allocated_shapes, parse, render
-from reducer.search.passes.base import Edit, TransformPass
+from reducer.search.passes.base import Edit, Number, NumberPass, TransformPass
 
 
-def describe_dims(case: Case, dims: list[Dim]) -> str:
-    """Input dims as `input[axis]=value`, for an edit's description."""
-    return ", ".join(f"{i}[{axis}]={case.inputs[i].shape[axis]}" for i, axis in dims)
+def dims_label(dims: list[Dim]) -> str:
+    """Input dims as `input[axis]`, for an edit's description."""
+    return ("dims " if len(dims) > 1 else "dim ") + ", ".join(f"{i}[{axis}]" for i, axis in dims)
 
 
-def smaller_values(value: int) -> list[int]:
-    """Integer shrinker steps: the floor first, then halving, then values closer to `value`."""
-    steps = [1, 2, value // 4, value // 2, (3 * value) // 4, value - 1]
-    return sorted({v for v in steps if 1 <= v < value})
-
-
-class ShrinkLinkedDims(TransformPass):
+class ShrinkLinkedDims(NumberPass):
     name = "linked-dims"
 
-    def edits(self, case: Case) -> Iterator[Edit]:
-        for dims in linked_groups(case):
-            value = case.inputs[dims[0][0]].shape[dims[0][1]]
-            for v in smaller_values(value):
-                yield Edit(f"dims {describe_dims(case, dims)} -> {v}", kind_of(case).with_dims(case, dims, v))
+    def numbers(self, case: Case) -> list[Number]:
+        return [
+            Number(dims_label(dims), case.inputs[dims[0][0]].shape[dims[0][1]], partial(with_dims, case, dims))
+            for dims in linked_groups(case)
+        ]
 
 
-class ShrinkDims(TransformPass):
+class ShrinkDims(NumberPass):
     name = "dims"
 
-    def edits(self, case: Case) -> Iterator[Edit]:
-        for i, t in enumerate(case.inputs):
-            for axis, d in enumerate(t.shape):
-                for v in smaller_values(d):
-                    edited = kind_of(case).with_dims(case, [(i, axis)], v)
-                    yield Edit(f"dim {describe_dims(case, [(i, axis)])} -> {v}", edited)
+    def numbers(self, case: Case) -> list[Number]:
+        return [
+            Number(dims_label([(i, axis)]), d, partial(with_dims, case, [(i, axis)]))
+            for i, t in enumerate(case.inputs)
+            for axis, d in enumerate(t.shape)
+        ]
+
+
+def with_dims(case: Case, dims: list[Dim], value: int) -> Case:
+    return kind_of(case).with_dims(case, dims, value)
 
 
 class RemoveUnusedInputs(TransformPass):
