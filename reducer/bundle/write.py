@@ -223,7 +223,8 @@ def _well_formed(b: BundleInput) -> dict[str, Any] | None:
         required = "no: the original kernel is not well-formed"
     else:
         required = "no: --allow-ill-formed"
-    return {"holds": not why_not, "why_not": why_not, "required": required}
+    undecided = () if why_not else kind.undecided(b.reduced)
+    return {"holds": not why_not, "why_not": why_not, "required": required, "undecided": undecided}
 
 
 def _custom_op(reduced: Case, outputs: tuple[TensorSpec, ...]) -> str:

@@ -1,4 +1,4 @@
-"""The TeLang probe, a separate program run under the case's interpreter with its build (stdlib, wire.py and
+"""The TeLang probe, a separate program run under the case's interpreter with its build (stdlib, numpy, wire.py and
 MindSpore's AKG): it imports AKG's `tvm` once, then evaluates TeLang functions on placeholders
 as AKG's composite/topi.py `custom()` does (the source made a module, `tvm` put in the function's globals,
 the function called on the input placeholders; an ir_builder function gets the list of inputs and the attrs)
@@ -7,7 +7,8 @@ and checks what AKG's lowering would refuse anyway, without compiling anything.
 Protocol, one JSON object per line. Probe -> reducer: {"ready": seconds} after the import, or
 {"unavailable": why} before ending. Reducer -> probe: {"source", "function", "func_type", "inputs":
 [[shape, dtype], ...]}; the answer: {"outputs": [[shape, dtype], ...], "stages": {name: [shape, dtype]} (the
-function's local tensors when it returned)} or {"invalid": why}. End of input ends the probe."""
+function's local tensors when it returned), "unchecked": [the reads whose bounds no check could decide]} or
+{"invalid": why}. End of input ends the probe."""
 
 import json
 import os
@@ -68,9 +69,10 @@ def _reduces_inside(tvm, expr):
 
 def _check_compute(tvm, op):
     """What lowering refuses: a variable that is neither an axis of the stage nor reduced over, a reduction
-    that is not the whole body, a reduce axis read outside its reduction."""
-    axes = {v.var.name for v in op.axis}
-    reduce_axes = {v.var.name for v in op.reduce_axis}
+    that is not the whole body, a reduce axis read outside its reduction. Variables are told apart by
+    identity (tvm's hash of a node), not by name: every reduce axis made without name= is called `rv`."""
+    axes = {hash(v.var) for v in op.axis}
+    reduce_axes = {hash(v.var) for v in op.reduce_axis}
     for body in op.body:
         top = body if isinstance(body, tvm.expr.Reduce) else None
         nested = [r for r in _reduces_inside(tvm, body) if not r.same_as(top)] if top is None else []
@@ -81,7 +83,7 @@ def _check_compute(tvm, op):
             raise Invalid(f"stage {op.name}: a reduction inside an expression (it must be the whole body)")
         allowed = axes | (reduce_axes if top is not None else set())
         for var in _free_vars(tvm, body):
-            if var.name not in allowed:
+            if hash(var) not in allowed:
                 raise Invalid(f"stage {op.name}: reads {var.name}, which is neither its axis nor reduced over")
 
 
@@ -90,9 +92,9 @@ _MIRRORED = {"GE": "LE", "GT": "LT", "LT": "GT", "LE": "GE"}
 
 
 def _limits(tvm, analyzer, cond, negate):
-    """What `cond` (or its negation) says of the axes, {axis name: (lowest, highest)}, when it is a conjunction
+    """What `cond` (or its negation) says of the axes, {axis key: (lowest, highest)}, when it is a conjunction
     of comparisons of an axis with a constant (padding's `i >= 1 and i < h + 1`); None when it says something
-    else, so that the reads it guards are not checked."""
+    else (the reads it guards are then checked point by point)."""
     conjuncts, todo = [], [cond]
     while todo:
         node = todo.pop()
@@ -111,32 +113,31 @@ def _limits(tvm, analyzer, cond, negate):
             a, b, kind = b, a, _MIRRORED[kind]
         if not (isinstance(a, tvm.expr.Var) and isinstance(b, tvm.expr.IntImm)):
             return None
-        low, high = limits.get(a.name, (-(2**62), 2**62))
+        low, high = limits.get(hash(a), (-(2**62), 2**62))
         value = b.value
         if kind in ("GE", "GT"):
             low = max(low, value + (kind == "GT"))
         else:
             high = min(high, value - (kind == "LT"))
-        limits[a.name] = (low, high)
+        limits[hash(a)] = (low, high)
     return limits
 
 
-def _guards(tvm, analyzer, expr):
-    """The branches of `expr` under a condition (of if_then_else, select, or a reduction's `where`) with what
-    the condition says of the axes there (_limits)."""
+def _guards(tvm, expr):
+    """The branches of `expr` under a condition (of if_then_else, select, or a reduction's `where`), each with
+    the condition and whether it holds there (False: the else branch)."""
     guards = []
 
     def visit(node):
         if isinstance(node, tvm.expr.Call) and node.name == "tvm_if_then_else":
             cond, then, other = node.args
-            guards.extend([(then, _limits(tvm, analyzer, cond, False)), (other, _limits(tvm, analyzer, cond, True))])
+            guards.extend([(then, cond, True), (other, cond, False)])
         elif isinstance(node, tvm.expr.Select):
-            guards.append((node.true_value, _limits(tvm, analyzer, node.condition, False)))
-            guards.append((node.false_value, _limits(tvm, analyzer, node.condition, True)))
+            guards.extend([(node.true_value, node.condition, True), (node.false_value, node.condition, False)])
         elif isinstance(node, tvm.expr.Reduce) and not (
             isinstance(node.condition, tvm.expr.UIntImm) and node.condition.value == 1
         ):
-            guards.extend((source, _limits(tvm, analyzer, node.condition, False)) for source in node.source)
+            guards.extend((source, node.condition, True) for source in node.source)
 
     tvm.ir_pass.PostOrderVisit(expr, visit)
     return guards
@@ -151,49 +152,154 @@ def _tensor_reads(tvm, expr):
 
 
 def _check_bounds(tvm, op):
-    """Invalid at the first read of a stage outside its tensor's shape: what AKG would read there is no
-    element of the tensor. Index ranges come from tvm's bound analysis over the stage's axes and reduce axes,
-    narrowed by the conditions a read is under (padding reads past the edge only where its condition does
-    not hold); a read under a condition that is not a simple comparison of axes is left to AKG."""
-    axes = {axis.var.name: axis for axis in list(op.axis) + list(op.reduce_axis)}
+    """Invalid at the first read of a stage outside its tensor's shape where the conditions it is under hold:
+    what AKG would read there is no element of the tensor (padding reads past the edge only where its
+    condition does not hold). A read under comparisons of an axis with a constant, or under none, is bounded
+    by tvm's bound analysis over the axes narrowed by those comparisons; any other read is checked at every
+    point of the axes it depends on (ENUMERATED_POINTS at most). Returns the reads neither could check."""
+    axes = {hash(axis.var): axis for axis in list(op.axis) + list(op.reduce_axis)}
     base = tvm.arith.Analyzer()
+    unchecked = []
     for body in op.body:
-        guards = [(_tensor_reads(tvm, branch), limits) for branch, limits in _guards(tvm, base, body)]
+        guards = [(_tensor_reads(tvm, branch), cond, holds) for branch, cond, holds in _guards(tvm, body)]
         for read in _tensor_reads(tvm, body):
-            around = [limits for reads, limits in guards if any(read.same_as(r) for r in reads)]
-            if any(limits is None for limits in around):
+            around = [(cond, holds) for reads, cond, holds in guards if any(read.same_as(r) for r in reads)]
+            limits = [_limits(tvm, base, cond, not holds) for cond, holds in around]
+            if all(limit is not None for limit in limits) and _bounded(tvm, op, read, axes, limits):
                 continue
-            analyzer = tvm.arith.Analyzer()
-            for name, axis in axes.items():
-                low, high = axis.dom.min.value, axis.dom.min.value + axis.dom.extent.value - 1
-                for limits in around:
-                    lowest, highest = limits.get(name, (low, high))
-                    low, high = max(low, lowest), min(high, highest)
-                if low > high:  # this read never happens
-                    break
-                analyzer.bind(axis.var, tvm.Range(low, high + 1))
-            else:
-                _check_read(tvm, analyzer, op, read)
+            if not _enumerated(tvm, op, read, axes, around):
+                unchecked.append(f"stage {op.name} reads {read.name} at {list(read.args)} under {_said(around)}")
+    return unchecked
 
 
-def _check_read(tvm, analyzer, op, read):
+def _said(around):
+    return " and ".join(f"{'' if holds else 'not '}({cond})" for cond, holds in around) or "no condition"
+
+
+def _bounded(tvm, op, read, axes, limits):
+    """Checks `read` by tvm's bound analysis, each axis within what `limits` say of it; False when an index
+    has no finite bound (nothing was checked)."""
+    analyzer = tvm.arith.Analyzer()
+    for key, axis in axes.items():
+        low, high = axis.dom.min.value, axis.dom.min.value + axis.dom.extent.value - 1
+        for limit in limits:
+            lowest, highest = limit.get(key, (low, high))
+            low, high = max(low, lowest), min(high, highest)
+        if low > high:  # this read never happens
+            return True
+        analyzer.bind(axis.var, tvm.Range(low, high + 1))
+    bounds = [analyzer.const_int_bound(index) for index in read.args]
+    if any(abs(b.min_value) >= 2**62 or abs(b.max_value) >= 2**62 for b in bounds):
+        return False
+    _refuse_outside(op, read, [(b.min_value, b.max_value) for b in bounds])
+    return True
+
+
+def _refuse_outside(op, read, ranges, where=""):
     shape = [d.value for d in read.func.output(read.value_index).shape]
-    for axis, extent in enumerate(shape):
-        index = read.args[axis]
-        bound = analyzer.const_int_bound(index)
-        if (
-            abs(bound.min_value) < 2**62
-            and abs(bound.max_value) < 2**62
-            and (bound.min_value < 0 or bound.max_value >= extent)
-        ):
+    for index, extent, (low, high) in zip(read.args, shape, ranges):
+        if low < 0 or high >= extent:
             raise Invalid(
-                f"stage {op.name} reads {read.name} at {index} in [{bound.min_value}, {bound.max_value}], "
-                f"outside its shape {shape}"
+                f"stage {op.name} reads {read.name} at {index} in [{low}, {high}]{where}, outside its shape {shape}"
             )
 
 
+ENUMERATED_POINTS = 1 << 22  # numpy evaluates this many index tuples in well under a second
+
+
+def _enumerated(tvm, op, read, axes, around):
+    """Checks `read` at every point of the axes its indices and conditions depend on, with numpy. A part of a
+    condition that reads data (`x[i] > 0`) may hold anywhere: the read is checked where the rest holds, and
+    a read outside the shape there is left undecided, not refused. False when undecided, when there are too
+    many points, or when an index is not integer arithmetic of the axes."""
+    import numpy as np
+
+    exprs = list(read.args) + [cond for cond, _ in around]
+    used = {hash(v): axes[hash(v)] for e in exprs for v in _free_vars(tvm, e) if hash(v) in axes}
+    extents = [axis.dom.extent.value for axis in used.values()]
+    if int(np.prod(extents, dtype=np.float64)) > ENUMERATED_POINTS:
+        return False
+    starts = [axis.dom.min.value for axis in used.values()]
+    grids = np.meshgrid(*[np.arange(s, s + n) for s, n in zip(starts, extents)], indexing="ij", sparse=True)
+    values = dict(zip(used, grids))
+    full = tuple(extents)
+    where, weakened = np.ones(full, dtype=bool), False
+    for cond, holds in around:
+        for part in _conjuncts(tvm, cond) if holds else [cond]:
+            try:
+                met = np.broadcast_to(_evaluate_int(tvm, np, part, values), full).astype(bool)
+            except _NotEvaluable:
+                weakened = True
+                continue
+            where &= met if holds else ~met
+    try:
+        indices = [np.broadcast_to(_evaluate_int(tvm, np, index, values), full)[where] for index in read.args]
+    except _NotEvaluable:
+        return False
+    ranges = [(int(i.min()), int(i.max())) for i in indices if i.size]
+    shape = [d.value for d in read.func.output(read.value_index).shape]
+    if weakened and any(low < 0 or high >= extent for (low, high), extent in zip(ranges, shape)):
+        return False
+    if ranges:
+        _refuse_outside(op, read, ranges, " where its condition holds")
+    return True
+
+
+def _conjuncts(tvm, cond):
+    if isinstance(cond, tvm.expr.And):
+        return _conjuncts(tvm, cond.a) + _conjuncts(tvm, cond.b)
+    return [cond]
+
+
+class _NotEvaluable(Exception):
+    """An index or condition with something other than integer arithmetic of the axes."""
+
+
+_BINARY = {
+    "Add": lambda np, a, b: a + b,
+    "Sub": lambda np, a, b: a - b,
+    "Mul": lambda np, a, b: a * b,
+    "Div": lambda np, a, b: np.sign(a) * np.sign(b) * (np.abs(a) // np.where(b == 0, 1, np.abs(b))),
+    "Mod": lambda np, a, b: np.sign(a) * (np.abs(a) % np.where(b == 0, 1, np.abs(b))),
+    "FloorDiv": lambda np, a, b: a // np.where(b == 0, 1, b),
+    "FloorMod": lambda np, a, b: a % np.where(b == 0, 1, b),
+    "Min": lambda np, a, b: np.minimum(a, b),
+    "Max": lambda np, a, b: np.maximum(a, b),
+    "EQ": lambda np, a, b: a == b,
+    "NE": lambda np, a, b: a != b,
+    "LT": lambda np, a, b: a < b,
+    "LE": lambda np, a, b: a <= b,
+    "GT": lambda np, a, b: a > b,
+    "GE": lambda np, a, b: a >= b,
+    "And": lambda np, a, b: np.logical_and(a, b),
+    "Or": lambda np, a, b: np.logical_or(a, b),
+}
+
+
+def _evaluate_int(tvm, np, expr, values):
+    """`expr`, integer arithmetic and comparisons of the axes in `values`, as a numpy array over them (C's
+    truncating division for Div and Mod, as TVM's)."""
+    kind = type(expr).__name__
+    if isinstance(expr, (tvm.expr.IntImm, tvm.expr.UIntImm)):
+        return np.int64(expr.value)
+    if isinstance(expr, tvm.expr.Var) and hash(expr) in values:
+        return values[hash(expr)]
+    if kind in _BINARY:
+        return _BINARY[kind](np, _evaluate_int(tvm, np, expr.a, values), _evaluate_int(tvm, np, expr.b, values))
+    if kind == "Not":
+        return np.logical_not(_evaluate_int(tvm, np, expr.a, values))
+    if kind == "Cast" and not expr.dtype.startswith("float"):
+        return _evaluate_int(tvm, np, expr.value, values)
+    if kind == "Select" or (kind == "Call" and expr.name == "tvm_if_then_else"):
+        cond, then, other = (expr.condition, expr.true_value, expr.false_value) if kind == "Select" else expr.args
+        parts = [_evaluate_int(tvm, np, e, values) for e in (cond, then, other)]
+        return np.where(*parts)
+    raise _NotEvaluable(kind)
+
+
 def _walk(tvm, outputs, placeholders):
-    """Check every stage the outputs depend on."""
+    """Check every stage the outputs depend on; the reads no check could decide."""
+    unchecked = []
     seen = []  # by identity: stages made without name= are all called "compute"
     todo = [t.op for t in outputs]
     while todo:
@@ -211,8 +317,9 @@ def _walk(tvm, outputs, placeholders):
             _dtype(tensor, f"stage {op.name}")
         if isinstance(op, tvm.tensor.ComputeOp):
             _check_compute(tvm, op)
-            _check_bounds(tvm, op)
+            unchecked += _check_bounds(tvm, op)
         todo.extend(t.op for t in op.input_tensors)
+    return unchecked
 
 
 def evaluate(tvm, request):
@@ -244,7 +351,7 @@ def evaluate(tvm, request):
         raise Invalid("the function must return its output tensors")
     if any(any(r.op.same_as(p.op) for p in placeholders) for r in results):
         raise Invalid("an output is an input (AKG builds nothing for it)")
-    _walk(tvm, results, placeholders)
+    unchecked = _walk(tvm, results, placeholders)
     described = {}
     for name, tensor in stages.items():
         try:
@@ -254,6 +361,7 @@ def evaluate(tvm, request):
     return {
         "outputs": [[_shape(r, "an output"), _dtype(r, "an output")] for r in results],
         "stages": described,
+        "unchecked": unchecked,
     }
 
 

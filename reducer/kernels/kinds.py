@@ -72,6 +72,11 @@ class KernelKind(Protocol):
         when it is, or when it runs too long as Python to tell."""
         ...
 
+    def undecided(self, case: Case) -> tuple[str, ...]:
+        """What the well-formedness check of a valid `case` could not decide (each a sentence); () when it
+        decided everything."""
+        ...
+
     def on_target(self, case: Case, target: str) -> Case:
         """The same kernel compiled for `target` (cpu, cuda, aicore), as MindSpore would hand it to AKG there."""
         ...
@@ -130,6 +135,9 @@ class KernelKind(Protocol):
 class _CustomFunction:
     """What the kinds of a Custom op's Python function share: the inputs are its parameters, the size is its
     source's, the `.info` is a Custom op's."""
+
+    def undecided(self, case: Case) -> tuple[str, ...]:
+        return ()
 
     tiling_repository = False
     graph_kernel_flags = False
@@ -257,7 +265,8 @@ class TeLangKernel(_CustomFunction):
     results_run = ""
     well_formedness = (
         "every element of every output is defined by its `tvm.compute` (by construction), and no read indexes a "
-        "tensor outside its shape where its condition holds (checked by tvm's bound analysis, for every candidate)"
+        "tensor outside its shape where its condition holds (checked for every candidate by tvm's bound analysis, "
+        "or at every point where a condition is not a comparison of an axis with a constant)"
     )
 
     def outputs(self, case: Case) -> tuple[TensorSpec, ...]:
@@ -266,6 +275,11 @@ class TeLangKernel(_CustomFunction):
     def ill_formed(self, case: Case) -> str:
         """Always '': a kernel reading a tensor outside its shape is refused as invalid (telang_probe.py)."""
         return ""
+
+    def undecided(self, case: Case) -> tuple[str, ...]:
+        """The reads whose bounds the probe could not decide: under a condition that reads data and does not
+        keep them within the shape without it, or over too many points to check one by one."""
+        return evaluate(case).unchecked
 
     def uncheckable(self, case: Case) -> str:
         return f"wrong-result checks run Hybrid DSL kernels and fused graphs, not a {self.label}"
@@ -334,6 +348,9 @@ class GraphKernel:
         """Always '': an op computes its whole output and shape inference refuses an op reading a tensor
         nothing computed (graphs.checked), so every valid graph is well-formed."""
         return ""
+
+    def undecided(self, case: Case) -> tuple[str, ...]:
+        return ()
 
     def with_dims(self, case: Case, dims: list[Dim], value: int) -> Case:
         """Shapes inferred again; when that fails the case is returned anyway, and the oracle rejects it as

@@ -38,10 +38,12 @@ def akg_func_type(source: str) -> str:
 
 @dataclass(frozen=True)
 class Evaluation:
-    """A TeLang function evaluated on placeholders: its outputs and its named local tensors (the stages)."""
+    """A TeLang function evaluated on placeholders: its outputs, its named local tensors (the stages), and the
+    reads whose bounds the probe could not check (too many points under a condition it cannot bound)."""
 
     outputs: tuple[TensorSpec, ...]
     stages: dict[str, TensorSpec]
+    unchecked: tuple[str, ...] = ()
 
 
 class _Probe:
@@ -160,6 +162,7 @@ def _evaluate(probe: _Probe, source: str, function: str, func_type: str, inputs:
     return Evaluation(
         tuple(_spec(o) for o in answer["outputs"]),  # type: ignore[attr-defined]
         {k: _spec(v) for k, v in stages.items()},
+        tuple(str(read) for read in answer.get("unchecked", [])),  # type: ignore[attr-defined]
     )
 
 

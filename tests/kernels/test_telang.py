@@ -238,8 +238,9 @@ def test_expression_pass_takes_branches_operands_and_drops_casts() -> None:
 
 
 def test_dims_shrink_with_the_literals_that_restate_them() -> None:
-    edits = list(ShrinkDimsWithConstants().edits(telang(STAGES, (16, 8))))
-    first = edits[0].after
+    sixteen = ShrinkDimsWithConstants().numbers(telang(STAGES, (16, 8)))[0]
+    assert (sixteen.label, sixteen.value) == ("dim 0[0] and literals", 16)
+    first = sixteen.at(1)
     assert first.inputs[0].shape == (1, 8) and "(1, 8)" in first.source and "(0, 1)" in first.source
     assert outputs_of(first) == (TensorSpec((1, 8), "float32"),)
 
@@ -275,8 +276,54 @@ def test_a_condition_guards_only_the_reads_it_keeps_in_range() -> None:
         outputs_of(one_sided)
     other_branch = PADDED.replace("a[i - 1], 0.0)", "0.0, a[i])").replace("tvm.all(i >= 1, i < 9)", "i >= 8")
     assert outputs_of(telang(other_branch, (8,))) == (TensorSpec((8,), "float32"),)
-    on_data = PADDED.replace("tvm.all(i >= 1, i < 9)", "a[0] > 0.0")
-    assert outputs_of(telang(on_data, (8,))) == (TensorSpec((8,), "float32"),)
+    on_data = telang(PADDED.replace("tvm.all(i >= 1, i < 9)", "a[0] > 0.0"), (8,))
+    assert outputs_of(on_data) == (TensorSpec((8,), "float32"),)
+    assert TELANG.undecided(on_data) == ("stage p reads input_0 at [(i - 1)] under ((input_0(0) > 0f))",)
+    assert TELANG.undecided(telang(PADDED, (8,))) == ()
+
+
+CAUSAL = """def causal_sum(x):
+    k = tvm.reduce_axis((0, 4))
+    return tvm.compute((16,), lambda i: tvm.sum(tvm.if_then_else(i - k >= 0, x[i - k], 0.0), axis=k))
+"""
+
+
+def test_a_read_under_a_condition_of_several_axes_is_checked_at_every_point() -> None:
+    """A causal window reads `x[i - k]` only where `i - k >= 0`: valid. The same read under a condition that
+    does not keep it in range, or a `where=` one past the end, is refused; a data condition beside an axis
+    condition that suffices leaves the read decided."""
+    assert outputs_of(telang(CAUSAL, (16,))) == (TensorSpec((16,), "float32"),)
+    assert TELANG.undecided(telang(CAUSAL, (16,))) == ()
+    with pytest.raises(InvalidKernel, match=r"reads input_0 at \(i - rv\) in \[-3, 15\] where its condition holds"):
+        outputs_of(telang(CAUSAL.replace("i - k >= 0", "i + k >= 0"), (16,)))
+    where = (
+        "def f(x):\n    k = tvm.reduce_axis((0, 16))\n"
+        "    return tvm.compute((16,), lambda i: tvm.sum(x[i + k], axis=k, where=i + k < 16))\n"
+    )
+    assert outputs_of(telang(where, (16,))) == (TensorSpec((16,), "float32"),)
+    with pytest.raises(InvalidKernel, match=r"in \[0, 16\] where its condition holds, outside its shape \[16\]"):
+        outputs_of(telang(where.replace("i + k < 16", "i + k < 17"), (16,)))
+    with_data = telang(CAUSAL.replace("i - k >= 0", "tvm.all(x[i] > 0.0, i - k >= 0)"), (16,))
+    assert TELANG.undecided(with_data) == ()
+
+
+TWO_SUMS = """def pair_energy(p, q):
+    n, c = p.shape
+    a = tvm.reduce_axis((0, n))
+    b = tvm.reduce_axis((0, c))
+    return tvm.compute((q.shape[0],), lambda i: tvm.sum(p[a, b] * q[i, b], axis=[a, b]))
+"""
+
+
+def test_reduce_axes_made_without_a_name_are_told_apart() -> None:
+    """Every reduce axis made without name= is called `rv`: two of them are two axes, each bound by its own
+    extent, and a read past a tensor through one is still refused."""
+    assert outputs_of(telang(TWO_SUMS, (8, 3), (5, 3))) == (TensorSpec((5,), "float32"),)
+    with pytest.raises(InvalidKernel, match=r"reads input_0 at rv in \[0, 3\], outside its shape \[8, 3\]"):
+        outputs_of(telang(TWO_SUMS.replace("(0, c)", "(0, 4)"), (8, 3), (5, 3)))
+    named = TWO_SUMS.replace("(0, n))", "(0, n), name='a')").replace("(0, c))", "(0, c), name='b')")
+    dropped = [e.after for e in DropKeywords().edits(telang(named, (8, 3), (5, 3)))]
+    assert dropped and all(outputs_of(c) == (TensorSpec((5,), "float32"),) for c in dropped)
 
 
 def test_an_elementwise_max_is_simplified_and_a_max_reduction_is_not() -> None:
