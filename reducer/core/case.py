@@ -4,7 +4,7 @@ Mismatch. Imports nothing of ours but the digest helper; loading and writing the
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import MISSING, dataclass, field, fields, replace
 from typing import Any
 
 from reducer.core.files import json_digest
@@ -68,7 +68,7 @@ class Mismatch:
 DEFAULT_FUNC_TYPE = "hybrid"
 # Fields added after the first cases were keyed: at their default they are left out of the content, so that
 # the keys of older cases (the cache's, the night's) stay what they were.
-_LEFT_OUT_AT_DEFAULT = ("akg_build", "func_type")
+_LEFT_OUT_AT_DEFAULT = ("akg_build", "func_type", "op_attrs")
 
 
 @dataclass(frozen=True)
@@ -92,6 +92,9 @@ class Case:
     graph: str | None = None  # a fused graph (the .info JSON); then source and function are empty
     akg_build: str | None = None  # the AKG build (lib/plugin/<name>) that compiles it; None: chosen by target
     func_type: str = DEFAULT_FUNC_TYPE  # of a Custom op's function: kernels/kinds.py tells its kind by it
+    # A Custom op's attrs (CustomRegOp().attr with a value), in order: AKG hands them to the function after its
+    # inputs (Hybrid DSL: positionally; TeLang: by name; ir_builder: as its attrs dict).
+    op_attrs: dict[str, Any] = field(default_factory=dict)
     # A Hybrid DSL candidate may read elements it never wrote or leave outputs unwritten (--allow-ill-formed,
     # or an original that does); not part of content(): the compiler does not see it.
     allow_ill_formed: bool = False
@@ -128,4 +131,7 @@ class Case:
         return json_digest(self.content())
 
 
-_DEFAULTS = {f.name: f.default for f in fields(Case)}
+_DEFAULTS = {
+    f.name: f.default if f.default_factory is MISSING else f.default_factory()  # type: ignore[misc]
+    for f in fields(Case)
+}

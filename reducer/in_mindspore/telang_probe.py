@@ -6,9 +6,9 @@ and checks what AKG's lowering would refuse anyway, without compiling anything.
 
 Protocol, one JSON object per line. Probe -> reducer: {"ready": seconds} after the import, or
 {"unavailable": why} before ending. Reducer -> probe: {"source", "function", "func_type", "inputs":
-[[shape, dtype], ...]}; the answer: {"outputs": [[shape, dtype], ...], "stages": {name: [shape, dtype]} (the
-function's local tensors when it returned), "unchecked": [the reads whose bounds no check could decide]} or
-{"invalid": why}. End of input ends the probe."""
+[[shape, dtype], ...], "attrs": {the Custom op's attrs}}; the answer: {"outputs": [[shape, dtype], ...],
+"stages": {name: [shape, dtype]} (the function's local tensors when it returned), "unchecked": [the reads
+whose bounds no check could decide]} or {"invalid": why}. End of input ends the probe."""
 
 import json
 import os
@@ -197,7 +197,7 @@ def _bounded(tvm, op, read, axes, limits):
 
 def _refuse_outside(op, read, ranges, where=""):
     shape = [d.value for d in read.func.output(read.value_index).shape]
-    for index, extent, (low, high) in zip(read.args, shape, ranges):
+    for index, extent, (low, high) in zip(read.args, shape, ranges, strict=True):
         if low < 0 or high >= extent:
             raise Invalid(
                 f"stage {op.name} reads {read.name} at {index} in [{low}, {high}]{where}, outside its shape {shape}"
@@ -220,8 +220,9 @@ def _enumerated(tvm, op, read, axes, around):
     if int(np.prod(extents, dtype=np.float64)) > ENUMERATED_POINTS:
         return False
     starts = [axis.dom.min.value for axis in used.values()]
-    grids = np.meshgrid(*[np.arange(s, s + n) for s, n in zip(starts, extents)], indexing="ij", sparse=True)
-    values = dict(zip(used, grids))
+    spans = [np.arange(start, start + n) for start, n in zip(starts, extents, strict=True)]
+    grids = np.meshgrid(*spans, indexing="ij", sparse=True)
+    values = dict(zip(used, grids, strict=True))
     full = tuple(extents)
     where, weakened = np.ones(full, dtype=bool), False
     for cond, holds in around:
@@ -232,16 +233,17 @@ def _enumerated(tvm, op, read, axes, around):
                 weakened = True
                 continue
             where &= met if holds else ~met
+    if not where.any():  # the read never happens
+        return True
     try:
         indices = [np.broadcast_to(_evaluate_int(tvm, np, index, values), full)[where] for index in read.args]
     except _NotEvaluable:
         return False
-    ranges = [(int(i.min()), int(i.max())) for i in indices if i.size]
+    ranges = [(int(i.min()), int(i.max())) for i in indices]
     shape = [d.value for d in read.func.output(read.value_index).shape]
-    if weakened and any(low < 0 or high >= extent for (low, high), extent in zip(ranges, shape)):
+    if weakened and any(low < 0 or high >= extent for (low, high), extent in zip(ranges, shape, strict=True)):
         return False
-    if ranges:
-        _refuse_outside(op, read, ranges, " where its condition holds")
+    _refuse_outside(op, read, ranges, " where its condition holds")
     return True
 
 
@@ -341,9 +343,10 @@ def evaluate(tvm, request):
                 if isinstance(value, tvm.tensor.Tensor) and name not in stages:
                     stages[name] = value
 
+    attrs = {name: tvm.convert(value) for name, value in request.get("attrs", {}).items()}  # as AKG hands them
     sys.setprofile(keep_locals)
     try:
-        result = func(placeholders, {}) if func_type == "ir_builder" else func(*placeholders)
+        result = func(placeholders, attrs) if func_type == "ir_builder" else func(*placeholders, **attrs)
     finally:
         sys.setprofile(None)
     results = list(result) if isinstance(result, (list, tuple)) else [result]

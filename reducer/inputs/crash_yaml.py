@@ -68,6 +68,9 @@ class _ExpectModel(BaseModel):
         return self
 
 
+_AttrValue = bool | int | float | str
+
+
 class _CrashModel(BaseModel):
     """A crash.yaml as written; `target` is a name of core/targets.py."""
 
@@ -81,6 +84,8 @@ class _CrashModel(BaseModel):
     target: str = DEFAULT.name
     # of a Python kernel; "akg" (or none): told from the source as MindSpore does for ops.Custom(func_type="akg")
     func_type: str | None = None
+    # a Custom op's attrs (CustomRegOp().attr with a value), handed to the function after its inputs
+    op_attrs: dict[str, _AttrValue | list[_AttrValue]] = Field(default_factory=dict)
     akg_build: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_.-]+$")
     python: str | None = None
     compiler: str | None = None
@@ -153,8 +158,9 @@ def load_case(path: Path) -> Case:
     except ValidationError as err:
         raise InputError(f"{path}: {_first_error(err)}") from None
     if model.kernel.endswith((".info", ".json")) and "\n" not in model.kernel:
-        if "func_type" in model.model_fields_set:
-            raise InputError(f"{path}: field 'func_type': {model.kernel} says it (leave it out)")
+        for said in ("func_type", "op_attrs"):
+            if said in model.model_fields_set:
+                raise InputError(f"{path}: field '{said}': {model.kernel} says it (leave it out)")
         base = _info_kernel(path, model)
     elif model.inputs is None:
         raise InputError(f"{path}: field 'inputs': required for a Python kernel")
@@ -222,6 +228,7 @@ def _python_kernel(path: Path, model: _CrashModel) -> Case:
         inputs=tuple(TensorSpec(tuple(t.shape), t.dtype) for t in model.inputs),
         target=model.target,
         func_type=kind.func_type,
+        op_attrs=dict(model.op_attrs),
     )
     if why := kind.wrong_inputs(case):
         raise InputError(f"{path}: field 'inputs': {why}")

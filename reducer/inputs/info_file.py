@@ -121,4 +121,16 @@ def case_from_info(path: Path, text: str) -> Case:
         inputs=tuple(_input_spec(d, i, origin) for i, d in enumerate(descs)),
         target=target_named(info.get("process", DEFAULT.name), f"{origin}: field 'process'").name,
         func_type=kind.func_type,
+        op_attrs=_op_attrs(attrs, origin),
     )
+
+
+def _op_attrs(attrs: dict[Any, Any], origin: str) -> dict[str, Any]:
+    """The Custom op's own attrs: those `attr_names` lists that carry a value (MindSpore writes one only for an
+    attr given a value, `reg_info` or `add_prim_attr`)."""
+    names = attrs.get("attr_names") or []
+    if isinstance(names, str):
+        names = [names]
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise InputError(f"{origin}: field 'op_desc.0.attr.attr_names': expected a list of attr names")
+    return {name: attrs[name] for name in names if name in attrs}

@@ -164,9 +164,9 @@ def _check_well_formed_capped(case: Case, func: ast.FunctionDef) -> None:
     capped = tuple(TensorSpec(tuple(min(d, WELL_FORMED_CAP) for d in t.shape), t.dtype) for t in case.inputs)
     if capped != case.inputs:
         try:
-            full = _as_outputs(_run(case.source, case.function, case.inputs, _empty_range))
+            full = _as_outputs(_run(case, _empty_range))
             with _line_budget():
-                results = _run(case.source, case.function, capped, tracked=func)
+                results = _run(case, tracked=func, inputs=capped)
             # An output whose shape is a literal (300 x 300) keeps its size when the inputs are cut, while
             # the loops that follow the inputs shrink: what it leaves unwritten then says nothing.
             check_outputs_written(tuple(r for r, o in zip(_listed(results), full, strict=False) if r.shape != o.shape))
@@ -184,27 +184,26 @@ def _empty_range(*args: int) -> range:
 
 
 def _run(
-    func_source: str,
-    name: str,
-    inputs: tuple[TensorSpec, ...],
+    case: Case,
     loops: Callable[..., Iterable[int]] | None = None,
     tracked: ast.FunctionDef | None = None,
+    inputs: tuple[TensorSpec, ...] | None = None,
 ) -> Any:
-    """Run the kernel on zero inputs; `loops` replaces the loop intrinsics (range, serial, ...); with
-    `tracked` (the parsed kernel), fresh tensors remember which elements were written and reads of the
-    others fail (well_formed.py)."""
+    """Run the kernel on zero inputs (its own, or `inputs`) and its op attrs, as AKG calls it; `loops`
+    replaces the loop intrinsics (range, serial, ...); with `tracked` (the parsed kernel), fresh tensors
+    remember which elements were written and reads of the others fail (well_formed.py)."""
     env: dict[str, Any] = dict(INTRINSICS)
     if tracked is not None:
         env.update(tracked_intrinsics(tracked))
     if loops is not None:
         env.update({k: loops for k in _LOOPS})
         env["grid"] = lambda extents: iter(())
-    code = compile(func_source, f"<kernel {name}>", "exec")
+    code = compile(case.source, f"<kernel {case.function}>", "exec")
     exec(code, env)
-    args = [np.zeros(t.shape, dtype=t.dtype) for t in inputs]
+    args = [np.zeros(t.shape, dtype=t.dtype) for t in (case.inputs if inputs is None else inputs)]
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return env[name](*args)
+        return env[case.function](*args, *case.op_attrs.values())
 
 
 def _listed(result: Any) -> tuple[Any, ...]:
@@ -228,15 +227,15 @@ def infer_outputs(case: Case) -> tuple[TensorSpec, ...]:
     func = parse_function(case.source)
     if func.name != case.function:
         raise InvalidKernel("function renamed")
-    if len(func.args.args) != len(case.inputs):
-        raise InvalidKernel("inputs and parameters differ")
+    if len(func.args.args) != len(case.inputs) + len(case.op_attrs):
+        raise InvalidKernel("the parameters are not its inputs and op attrs")
     static_check(func, case.target)
     if sum(math.prod(t.shape) for t in case.inputs) > 2**31:
         raise InvalidKernel("inputs too large to run as Python")
     tracked = func if case.mismatch is not None or not case.allow_ill_formed else None
     try:
         with _line_budget():
-            results = _run(case.source, case.function, case.inputs, tracked=tracked)
+            results = _run(case, tracked=tracked)
             outputs = _as_outputs(results)
             if tracked is not None:
                 check_outputs_written(results)
@@ -250,7 +249,7 @@ def infer_outputs(case: Case) -> tuple[TensorSpec, ...]:
         if tracked is not None:
             _check_well_formed_capped(case, tracked)
         try:
-            outputs = _as_outputs(_run(case.source, case.function, case.inputs, _empty_range))
+            outputs = _as_outputs(_run(case, _empty_range))
         except InvalidKernel:
             raise
         except Exception as exc:
@@ -275,7 +274,7 @@ def loop_nest_extents(case: Case) -> list[int]:
             open_loops.pop()
 
     try:
-        _run(case.source, case.function, case.inputs, first_only)
+        _run(case, first_only)
     except Exception:
         return []
     if not seen:

@@ -25,6 +25,23 @@ def _attr(name: str, data_type: str, value: Any) -> dict[str, Any]:
     return {"data_type": data_type, "name": name, "value": value}
 
 
+def attr_data_type(value: Any) -> str:
+    """The data_type MindSpore writes for a Custom op's attr of this value."""
+    if isinstance(value, list):
+        kinds = {attr_data_type(v) for v in value} or {"int"}
+        return "list" + (kinds.pop() if len(kinds) == 1 else "float").capitalize()
+    return {bool: "bool", int: "int", float: "float"}.get(type(value), "str")
+
+
+def _op_attrs(case: Case) -> list[dict[str, Any]]:
+    """A Custom op's own attrs as MindSpore writes them (each with its value, then `attr_names`), as for
+    `ops.Custom(..., reg_info=CustomRegOp().attr(name, ..., value=v))`; none when it has none."""
+    if not case.op_attrs:
+        return []
+    values = [_attr(name, attr_data_type(value), value) for name, value in case.op_attrs.items()]
+    return [*values, _attr("attr_names", "listStr", list(case.op_attrs))]
+
+
 def _inplace_outputs(source: str) -> list[tuple[int, int]]:
     """Which outputs are really inputs (returned parameters), as MindSpore's `inplace_assign_output`."""
     func = parse_function(source)
@@ -61,7 +78,8 @@ def custom_info(case: Case, outputs: tuple[TensorSpec, ...]) -> dict[str, Any]:
         *([_attr("func_compile_attrs", "str", "{}")] if hybrid else []),
         _attr("uniq_name", "str", f"Custom_{case.function}_{source_hash}"),
         _attr("func_name", "str", case.function),
-        _attr("inputs_num", "int", len(case.inputs)),
+        _attr("inputs_num", "int", len(case.inputs) + len(case.op_attrs)),
+        *_op_attrs(case),
         *([_attr("autodiff", "bool", False)] if hybrid else []),
     ]
     inplace = _inplace_outputs(case.source) if hybrid else []

@@ -184,20 +184,26 @@ class _CustomFunction:
             "func_type": self.func_type,
             "function": case.function,
             "inputs": [{"shape": list(t.shape), "dtype": t.dtype} for t in case.inputs],
+            **({"op_attrs": dict(case.op_attrs)} if case.op_attrs else {}),
         }
 
     def wrong_inputs(self, case: Case) -> str:
         params = parse_function(case.source).args.args
-        if len(params) != len(case.inputs):
-            return f"{case.function} takes {len(params)} inputs, {len(case.inputs)} are listed"
-        return ""
+        if len(params) == len(case.inputs) + len(case.op_attrs):
+            return ""
+        if case.op_attrs:
+            return (
+                f"{case.function} takes {len(params)} parameters; {len(case.inputs)} inputs and "
+                f"{len(case.op_attrs)} op attrs are listed"
+            )
+        return f"{case.function} takes {len(params)} inputs, {len(case.inputs)} are listed"
 
     def listing(self, case: Case) -> str:
         return ""
 
     def input_names(self, case: Case) -> list[str]:
-        """The function's parameters, one per input."""
-        return [arg.arg for arg in parse_function(case.source).args.args]
+        """The function's parameters, one per input (the op attrs follow them)."""
+        return [arg.arg for arg in parse_function(case.source).args.args][: len(case.inputs)]
 
     def check_spec(self, case: Case, outputs: tuple[TensorSpec, ...]) -> dict[str, Any]:
         device = TARGETS[case.target].device
@@ -244,6 +250,11 @@ class HybridKernel(_CustomFunction):
         return loop_nest_extents(case)
 
     def uncheckable(self, case: Case) -> str:
+        if case.op_attrs:
+            return (
+                f"a wrong-result check runs a {self.label} without op attrs ({', '.join(case.op_attrs)}); "
+                "write their values into the kernel"
+            )
         return _runs_on(case, [t for t in TARGETS.values() if t.runs_custom_ops], self.label)  # through MindSpore
 
     def describe(self, case: Case) -> str:

@@ -105,7 +105,7 @@ def function_size(case: Case) -> Size:
         statements=sum(1 for n in ast.walk(tree) if isinstance(n, ast.stmt)),
         inputs=len(case.inputs),
         volume=sum(math.prod(t.shape) for t in case.inputs),
-        attrs=len(case.attrs),
+        attrs=len(case.attrs) + len(case.op_attrs),
         env=len(case.env),
         literals=_literal_weight(tree),
         config_chars=len(json.dumps(case.attrs, default=str)) + len(json.dumps(case.env)),

@@ -146,13 +146,17 @@ def _spec(pair: object) -> TensorSpec:
 
 
 @functools.lru_cache(maxsize=4096)
-def _evaluate(probe: _Probe, source: str, function: str, func_type: str, inputs: tuple[TensorSpec, ...]) -> Evaluation:
+def _evaluate(
+    probe: _Probe, source: str, function: str, func_type: str, inputs: tuple[TensorSpec, ...], attrs: str
+) -> Evaluation:
+    """One evaluation, cached by everything the probe is asked (`attrs`: the op attrs as JSON, hashable)."""
     answer = probe.ask(
         {
             "source": source,
             "function": function,
             "func_type": func_type,
             "inputs": [[list(t.shape), t.dtype] for t in inputs],
+            "attrs": json.loads(attrs),
         }
     )
     if "invalid" in answer:
@@ -170,4 +174,4 @@ def evaluate(case: Case) -> Evaluation:
     """`case`'s TeLang function evaluated on placeholders of its inputs by AKG's tvm, in the interpreter and with
     the AKG build that compile it; InvalidKernel (not cached) when it is no kernel AKG can lower."""
     probe = _probe(case.python, case.compiler, case.target, case.akg_build)
-    return _evaluate(probe, case.source, case.function, case.func_type, case.inputs)
+    return _evaluate(probe, case.source, case.function, case.func_type, case.inputs, json.dumps(case.op_attrs))

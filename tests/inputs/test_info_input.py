@@ -9,13 +9,15 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import write_case
+from conftest import compile_case, needs_akg, write_case
 
 from reducer.core.errors import InputError
+from reducer.inputs.crash_yaml import case_to_yaml
+from reducer.inputs.info_file import case_from_info
 from reducer.inputs.load import load_input, original_files
 from reducer.kernels.hybrid import infer_outputs
 from reducer.kernels.info import custom_info as info_of
-from reducer.kernels.kinds import HYBRID, kind_of
+from reducer.kernels.kinds import HYBRID, kind_of, outputs_of
 
 
 def custom_info(tmp_path: Path) -> tuple[Path, dict]:
@@ -78,3 +80,42 @@ def test_crash_yaml_may_name_a_custom_hybrid_info(tmp_path: Path) -> None:
     case = load_input(tmp_path / "crash.yaml")
     assert kind_of(case) is HYBRID and case.function == "matmul_bias" and case.source == original.source
     assert case.inputs == original.inputs and case.attrs == {"enable_auto_inline": False}
+
+
+WITH_ATTRS = Path(__file__).parent.parent / "data" / "custom_attrs"  # written by MindSpore: dump_custom_info.py
+
+
+@pytest.mark.akg
+@needs_akg
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("path", sorted(WITH_ATTRS.glob("*.info")), ids=lambda p: p.name)
+def test_a_custom_ops_attrs_are_read_handed_to_its_function_and_written_as_mindspore_writes_them(path: Path) -> None:
+    """A TeLang and an ir_builder op with an attr, as MindSpore wrote them: the attr is read, the function
+    gets it (it evaluates), it is written back with its data_type, `attr_names` and a parameter count that
+    includes it, and AKG builds the kernel."""
+    theirs = {a["name"]: a for a in json.loads(path.read_text())["op_desc"][0]["attr"]}
+    case = case_from_info(path, path.read_text())
+    assert case.op_attrs == {"scale": theirs["scale"]["value"]}
+    ours = {a["name"]: a for a in info_of(case, outputs_of(case))["op_desc"][0]["attr"]}
+    for name in ("scale", "attr_names", "inputs_num", "func_type", "func_name"):
+        assert ours[name] == theirs[name], name
+    outcome = compile_case(case, outputs_of(case))
+    assert outcome.returncode == 0 and outcome.signal is None, outcome.output[-2000:]
+
+
+def test_op_attrs_round_trip_through_crash_yaml_and_a_function_that_does_not_take_them_is_refused(
+    tmp_path: Path,
+) -> None:
+    crash = write_case(tmp_path / "scaled", op_attrs={"scale": 0.5, "axes": [0, 1]})
+    with pytest.raises(InputError, match=r"field 'inputs': matmul_bias takes 3 parameters; 3 inputs and 2 op attrs"):
+        load_input(crash)
+    kernel = (tmp_path / "scaled" / "kernel.py").read_text().replace("(a, b, bias)", "(a, b, bias, scale, axes)", 1)
+    (tmp_path / "scaled" / "kernel.py").write_text(kernel)
+    case = load_input(crash)
+    assert case.op_attrs == {"scale": 0.5, "axes": [0, 1]}
+    again = tmp_path / "again.yaml"
+    again.write_text(case_to_yaml(case, str(tmp_path / "scaled" / "kernel.py"), None))
+    assert load_input(again).key() == case.key()
+    attrs = {a["name"]: a for a in info_of(case, infer_outputs(case))["op_desc"][0]["attr"]}
+    assert attrs["axes"] == {"data_type": "listInt", "name": "axes", "value": [0, 1]}
+    assert attrs["attr_names"]["value"] == ["scale", "axes"] and attrs["inputs_num"]["value"] == 5

@@ -135,7 +135,7 @@ def test_every_pass_yields_parsable_kernels_on_every_corpus_case() -> None:
                 elif cand is not None:
                     func = ast.parse(cand.source).body[0]
                     assert isinstance(func, ast.FunctionDef) and func.name == c.function, (crash, p.name)
-                    assert len(func.args.args) == len(cand.inputs), (crash, p.name)
+                    assert len(func.args.args) == len(cand.inputs) + len(cand.op_attrs), (crash, p.name)
 
 
 def test_drop_unit_axis_shortens_a_shape_unpacking() -> None:

@@ -86,7 +86,7 @@ ROW_SUM_IR = """def row_sum_ir(ins, attrs):
         with ib.for_range(0, src.shape[0], name="i") as i:
             ib.store(dst, i, tvm.const(0, src.dtype))
             with ib.for_range(0, src.shape[1], name="j") as j:
-                ib.store(dst, i, ib.load(dst, i) + ib.load(src, i * src.shape[1] + j))
+                ib.store(dst, i, ib.load(dst, i) + ib.load(src, i * attrs["cols"] + j))
         return ib.get()
     return tvm.extern((ins[0].shape[0],), ins, lambda i, o: body(i[0], o[0]), dtype=ins[0].dtype)
 """
@@ -94,10 +94,12 @@ ROW_SUM_IR = """def row_sum_ir(ins, attrs):
 
 @pytest.mark.timeout(300)
 def test_an_ir_builder_kernel_is_reduced_in_attrs_env_dims_and_dtypes(tmp_path: Path) -> None:
-    """An ir_builder kernel that loads its 2-D input with one flat index (AKG's buffer.cc check says so)."""
+    """An ir_builder kernel that loads its 2-D input with one flat index (AKG's buffer.cc check says so), its
+    row length an op attr read from the attrs dict AKG hands it; the attr becomes its value in the minimal
+    kernel."""
     (tmp_path / "k.py").write_text(ROW_SUM_IR)
     (tmp_path / "crash.yaml").write_text(
-        "kernel: k.py\ninputs: [{shape: [64, 32], dtype: float16}]\n"
+        "kernel: k.py\ninputs: [{shape: [64, 32], dtype: float16}]\nop_attrs: {cols: 32}\n"
         "attrs: {enable_auto_fuse: false, dim: '0 0 4 4'}\nenv: {MS_DEV_X: '1'}\n"
     )
     run = subprocess.run(
@@ -108,7 +110,32 @@ def test_an_ir_builder_kernel_is_reduced_in_attrs_env_dims_and_dtypes(tmp_path: 
     )
     assert run.returncode == 0, run.stderr[-2000:]
     reduced = load_case(tmp_path / "out" / tmp_path.name / "crash.yaml")
-    assert reduced.func_type == "ir_builder" and reduced.source == ROW_SUM_IR
+    assert reduced.func_type == "ir_builder" and reduced.op_attrs == {}
+    assert "ib.load(src, i * 32 + j)" in reduced.source and "attrs[" not in reduced.source
     assert reduced.attrs == {} and reduced.env == {}
     assert [(t.shape, t.dtype) for t in reduced.inputs] == [((1, 1), "float32")]
     assert "ir_builder (TVM IR builder) kernel" in (tmp_path / "out" / tmp_path.name / "ISSUE.md").read_text()
+
+
+WINDOW = "telang_window_autofuse_source_call"
+
+
+@pytest.mark.timeout(300)
+def test_a_window_with_unnamed_axes_a_guarded_read_and_an_attr_reduces_to_its_bug(tmp_path: Path) -> None:
+    """Written as people write TeLang: two reduce axes without name= (both `rv`), a read guarded by a condition
+    of two axes, an op attr. Each original is a valid kernel (the probe tells the axes apart, checks the
+    guarded read point by point, hands the function its attr) and the minimal one fails the same way."""
+    run = subprocess.run(
+        [sys.executable, "-m", "reducer", str(CORPUS / WINDOW / "crash.yaml"), "-o", str(tmp_path), "--no-diagnosis"],
+        capture_output=True,
+        text=True,
+        timeout=280,
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    bundle = tmp_path / WINDOW
+    original, reduced = load_case(CORPUS / WINDOW / "crash.yaml"), load_case(bundle / "crash.yaml")
+    assert original.op_attrs == {"scale": 0.5} and reduced.op_attrs == {}
+    assert size_of(reduced).tokens <= 0.5 * size_of(original).tokens
+    assert reduced.expect is not None and reduced.expect.message == "Check failed: source_call->func.defined()"
+    repro = subprocess.run([sys.executable, "repro.py"], cwd=bundle, capture_output=True, text=True, timeout=120)
+    assert repro.returncode == 1 and "The bug reproduces." in repro.stdout, repro.stdout + repro.stderr

@@ -24,6 +24,7 @@ from reducer.search.passes.graph import (
     SimplifyOperands,
 )
 from reducer.search.passes.loops import MergeLoops, MoveExtent
+from reducer.search.passes.op_attrs import InlineOpAttrs
 from reducer.search.passes.statements import DeleteStatements
 from reducer.search.passes.telang import (
     DropKeywords,
@@ -45,6 +46,7 @@ from reducer.search.passes.variables import InlineScalars
 SCHEDULE: list[Pass] = [
     DeleteEntries("attrs"),
     DeleteEntries("env"),
+    InlineOpAttrs(),
     AccumulatorToOutput(),
     DeleteStatements(),
     FlattenControl(),
@@ -65,6 +67,7 @@ SCHEDULE: list[Pass] = [
 GRAPH_SCHEDULE: list[Pass] = [
     DeleteEntries("attrs"),
     DeleteEntries("env"),
+    InlineOpAttrs(),
     DeleteOutputs(),
     DeleteOps(),
     CutGraph(),
@@ -78,6 +81,8 @@ GRAPH_SCHEDULE: list[Pass] = [
 TELANG_SCHEDULE: list[Pass] = [
     DeleteEntries("attrs"),
     DeleteEntries("env"),
+    InlineOpAttrs(),
+    InlineOpAttrs(),
     DropStage(),
     DeleteStatements(),
     DropReduceAxis(),
@@ -98,6 +103,8 @@ TELANG_SCHEDULE: list[Pass] = [
 IR_BUILDER_SCHEDULE: list[Pass] = [
     DeleteEntries("attrs"),
     DeleteEntries("env"),
+    InlineOpAttrs(read_as_dict=True),
+    InlineOpAttrs(),
     ShrinkLinkedDims(),
     ShrinkDims(),
     SimplifyAttrValues(),

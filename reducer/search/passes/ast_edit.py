@@ -50,8 +50,8 @@ def tvm_call(node: ast.AST) -> str | None:
 
 
 def input_shapes(func: ast.FunctionDef, case: Case) -> dict[str, tuple[int, ...]]:
-    """Each parameter's input shape, by parameter name."""
-    return {a.arg: t.shape for a, t in zip(func.args.args, case.inputs, strict=True)}
+    """Each input parameter's shape, by parameter name (the op attrs' parameters follow the inputs)."""
+    return {a.arg: t.shape for a, t in zip(func.args.args[: len(case.inputs)], case.inputs, strict=True)}
 
 
 def is_shape_read(node: ast.AST) -> bool:

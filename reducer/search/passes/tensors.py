@@ -52,7 +52,7 @@ class RemoveUnusedInputs(TransformPass):
 
     def edits(self, case: Case) -> Iterator[Edit]:
         func = parse(case)
-        for i, arg in enumerate(func.args.args):
+        for i, arg in enumerate(func.args.args[: len(case.inputs)]):
             if len(case.inputs) > 1 and _reads_only_metadata(func, arg.arg):
                 edited = parse(case)
                 del edited.args.args[i]
@@ -171,7 +171,7 @@ class DropUnitAxes(TransformPass):
 
     def edits(self, case: Case) -> Iterator[Edit]:
         func = parse(case)
-        for i, (arg, spec) in enumerate(zip(func.args.args, case.inputs, strict=True)):
+        for i, (arg, spec) in enumerate(zip(func.args.args[: len(case.inputs)], case.inputs, strict=True)):
             rank = len(spec.shape)
             for axis in range(rank):
                 if spec.shape[axis] == 1:
