@@ -2,9 +2,12 @@
 clock, a memory cap on the whole process tree, core dumps off, and the tree killed at the end, on timeout or
 on Ctrl-C. Its output goes to a log file and, as it comes, to the terminal.
 
-A run is also ended early when it has stalled on a compile that died: MindSpore's kernel build server waits
-forever for a compile process AKG crashed in, so once the whole tree has printed nothing and used no CPU for
-STALL_SECONDS while a kernel it wrote was never built, nothing more will happen."""
+A run is also ended early when it has stalled on a compile that died. MindSpore's kernel build server compiles
+a batch of kernels in a pool of workers that lives only while the batch compiles; when AKG crashes a worker,
+the pool waits forever for its result, and so does the run. So once the whole tree (counting processes that
+ended in the meantime) has printed nothing and used no CPU for STALL_SECONDS while the build server holds
+its workers and a kernel the run wrote was never built, nothing more will happen. A run that is only quiet
+(a failed build it caught, then a data loader or slow storage) has no pool open and is left alone."""
 
 from __future__ import annotations
 
@@ -32,6 +35,7 @@ DRAIN_SECONDS = 5.0  # after the tree is killed, how long its last output may ta
 STALL_SECONDS = 20.0  # idle this long with a kernel never built: the run waits forever
 WATCH_SECONDS = 1.0
 IDLE_CPU_SECONDS = 0.2  # CPU time the whole tree may use in a stall (MindSpore's threads wake now and then)
+BUILD_SERVER = "kernel_build_server"  # MindSpore's mindspore/_extends/remote/kernel_build_server_*.py
 
 
 def _to_stderr(chunk: bytes) -> None:
@@ -103,10 +107,12 @@ class _Teed:
             if sum(max(0.0, t - cpu.get(pid, t)) for pid, t in now_cpu.items()) > IDLE_CPU_SECONDS * WATCH_SECONDS:
                 busy = time.monotonic()
             cpu = now_cpu
-            if time.monotonic() - max(busy, self.last_output) > STALL_SECONDS and (kernel := unfinished()):
+            idle = time.monotonic() - max(busy, self.last_output) > STALL_SECONDS
+            if idle and _compile_pool_open(root) and (kernel := unfinished()):
                 self.stalled = (
-                    f"it printed nothing and used no CPU for {STALL_SECONDS:g} s with {kernel} never built: "
-                    "MindSpore waits forever for a compile that died"
+                    f"it printed nothing and used no CPU for {STALL_SECONDS:g} s while MindSpore's kernel build "
+                    f"server held its compile workers with {kernel} never built: MindSpore waits forever for a "
+                    "compile that died"
                 )
                 with contextlib.suppress(ProcessLookupError):
                     os.killpg(self.pid, signal.SIGKILL)
@@ -128,14 +134,25 @@ class _Teed:
 
 
 def _cpu_times(root: psutil.Process) -> dict[int, float]:
-    """CPU seconds used so far by each process of the tree."""
+    """CPU seconds used so far by each process of the tree, with its children that ended (and were waited
+    for): a run that works in short-lived processes is busy."""
     times = {}
     with contextlib.suppress(psutil.Error):
         for proc in [root, *root.children(recursive=True)]:
             with contextlib.suppress(psutil.Error):
                 used = proc.cpu_times()
-                times[proc.pid] = used.user + used.system
+                times[proc.pid] = used.user + used.system + used.children_user + used.children_system
     return times
+
+
+def _compile_pool_open(root: psutil.Process) -> bool:
+    """Does a kernel build server of MindSpore in the tree hold compile workers (a batch is compiling)?"""
+    with contextlib.suppress(psutil.Error):
+        for proc in root.children(recursive=True):
+            with contextlib.suppress(psutil.Error):
+                if any(BUILD_SERVER in part for part in proc.cmdline()) and proc.children():
+                    return True
+    return False
 
 
 def run_command(
