@@ -17,7 +17,7 @@ import sys
 import tarfile
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -195,16 +195,19 @@ def _compile_repro(b: BundleInput, reduced: Case, info: dict[str, Any], mindspor
         where=b.signature.location.split(":")[0] if b.signature.location else "",
         timeout=_repro_timeout(reduced),
         akg_build=b.build.name if b.build else TARGETS[reduced.target].build_prefix,
-        get_build=_getting_build(TARGETS[reduced.target]),
+        get_build=_getting_build(TARGETS[reduced.target], mindspore),
         codegen_stop=TARGETS[reduced.target].codegen_stop,
     )
 
 
-def _getting_build(target: Target) -> str:
-    """How a maintainer gets the AKG build of `target` when the current wheels do not ship it."""
+def _getting_build(target: Target, mindspore: str) -> str:
+    """How a maintainer gets the AKG build of `target` when the current wheels do not ship it: the MindSpore
+    release that compiled the bundle (`mindspore`, when it is a version), else the one the tool installs."""
     release = target.toolchain
     if release is None:
         return ""
+    if re.fullmatch(r"\d+\.\d+\.\d+\S*", mindspore):
+        release = replace(release, mindspore=mindspore)
     return (
         f"MindSpore {release.mindspore}'s CPU wheel ships it (later wheels do not): {release.by_hand}, then "
         "run this script with that venv's python."

@@ -15,6 +15,7 @@ import threading
 from pathlib import Path
 
 from reducer.compile.identity import SIGNATURE_FORMAT, Kind, Signature
+from reducer.core.errors import EnvironmentBroken
 from reducer.core.files import user_cache_dir
 
 SCHEMA = """
@@ -47,11 +48,19 @@ class CompileCache:
     """Thread-safe; several processes may share the file (SQLite locking, WAL journal)."""
 
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        """EnvironmentBroken, naming the file and the way out, when it cannot be created or written."""
         self.path = path
-        self._db = sqlite3.connect(path, timeout=30, check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute(SCHEMA)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(path, timeout=30, check_same_thread=False, isolation_level=None)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute(SCHEMA)
+        except (OSError, sqlite3.Error) as exc:
+            why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            raise EnvironmentBroken(
+                f"the compile cache {path} cannot be written ({why}): set AKG_REDUCE_CACHE to a file in a "
+                "writable folder, or run with --no-cache"
+            ) from None
         self._lock = threading.Lock()
 
     def get(self, key: str) -> Signature | None:

@@ -13,15 +13,19 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from reducer.core.errors import InputError
+from reducer.core.errors import EnvironmentBroken
 from reducer.core.files import user_cache_dir, write_atomic
 from reducer.core.targets import Release, Target
 
 READY = "akg-reduce-toolchain.json"  # written last: a venv without it is an install that did not finish
 INSTALL_SECONDS = 1800
+# An install that failed is not tried again for this long, by any process on this machine: a night over a
+# corpus with many aicore cases tries once, and says why for each case.
+RETRY_SECONDS = 3600
 
 
 def toolchains_dir() -> Path:
@@ -50,12 +54,42 @@ def installed(target: Target) -> str | None:
     return str(_python(venv)) if (venv / READY).is_file() and _python(venv).is_file() else None
 
 
+def _failure_mark(release: Release) -> Path:
+    return toolchains_dir() / f"mindspore-{release.mindspore}.failed"
+
+
+def _recent_failure(release: Release) -> str | None:
+    """Why installing `release` failed, when it did less than RETRY_SECONDS ago."""
+    mark = _failure_mark(release)
+    try:
+        age = time.time() - mark.stat().st_mtime
+        said = mark.read_text(encoding="utf-8")
+    except OSError:
+        return None
+    if age >= RETRY_SECONDS:
+        return None
+    retry = f"tried again after {RETRY_SECONDS // 60} min, or once {mark} is deleted"
+    return f"{said} (tried {age / 60:.0f} min ago; {retry})"
+
+
 @contextlib.contextmanager
-def _locked(folder: Path) -> Iterator[None]:
-    """One installer at a time: a second process waits for the first and then finds its result."""
-    folder.mkdir(parents=True, exist_ok=True)
-    with (folder / ".lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+def _locked(folder: Path, waiting: str) -> Iterator[None]:
+    """One installer at a time: a second process says `waiting`, waits for the first and then finds its
+    result."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        lock = (folder / ".lock").open("w")
+    except OSError as exc:
+        raise EnvironmentBroken(
+            f"the toolchain folder {folder} cannot be written ({exc.strerror}): set AKG_REDUCE_TOOLCHAINS to a "
+            "writable folder"
+        ) from None
+    with lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            print(f"akg-reduce: {waiting}", file=sys.stderr, flush=True)
+            fcntl.flock(lock, fcntl.LOCK_EX)
         try:
             yield
         finally:
@@ -68,31 +102,41 @@ def _base_python(release: Release) -> str:
     wanted = f"python{release.python[0]}.{release.python[1]}"
     found = shutil.which(wanted)
     if found is None:
-        raise InputError(
+        raise EnvironmentBroken(
             f"field 'target': MindSpore {release.mindspore}'s wheels need {wanted}, which this machine lacks; "
             f"install it, or set python: to an interpreter with MindSpore {release.mindspore}"
         )
     return found
 
 
-def _failed(target: Target, release: Release, venv: Path, said: str) -> InputError:
-    return InputError(
+def _failed(target: Target, release: Release, venv: Path, said: str) -> EnvironmentBroken:
+    """The error of a failed install, remembered (see RETRY_SECONDS)."""
+    message = (
         f"field 'target': {target.name} needs AKG's {release.build} build, and installing MindSpore "
         f"{release.mindspore} (the last wheel that ships it) into {venv} failed: {said}. Install it by hand "
         f"({release.by_hand}) and set python: to that venv's interpreter"
     )
+    with contextlib.suppress(OSError):
+        write_atomic(_failure_mark(release), message)
+    return EnvironmentBroken(message)
 
 
 def ensure(target: Target, say: bool = True) -> str:
     """The interpreter of `target`'s toolchain, installed first if needed (pip's progress on stderr when
-    `say`). InputError, naming what to do by hand, when it cannot be installed."""
+    `say`). EnvironmentBroken, naming what to do by hand, when it cannot be installed, or failed to be
+    within the last RETRY_SECONDS."""
     if (python := installed(target)) is not None:
         return python
     release = _release(target)
     venv = venv_of(release)
-    with _locked(venv.parent):
+    if (failure := _recent_failure(release)) is not None:
+        raise EnvironmentBroken(failure)
+    waiting = f"another akg-reduce is installing MindSpore {release.mindspore} into {venv}; waiting for it"
+    with _locked(venv.parent, waiting):
         if (python := installed(target)) is not None:  # another process installed it while this one waited
             return python
+        if (failure := _recent_failure(release)) is not None:  # or failed to
+            raise EnvironmentBroken(failure)
         shutil.rmtree(venv, ignore_errors=True)  # what an interrupted install left
         if say:
             print(
@@ -125,6 +169,7 @@ def ensure(target: Target, say: bool = True) -> str:
         if library is None:
             raise _failed(target, release, venv, f"its wheel has no lib/plugin/{release.build}/libakg.so")
         write_atomic(venv / READY, json.dumps({"mindspore": release.mindspore, "target": target.name}))
+        _failure_mark(release).unlink(missing_ok=True)
     if say:
         print(f"akg-reduce: MindSpore {release.mindspore} with AKG's {release.build} build is ready", file=sys.stderr)
     return str(_python(venv))

@@ -105,3 +105,19 @@ def test_kernel_that_is_not_hybrid_dsl_is_bad_input(tmp_path: Path) -> None:
     crash = write_case(tmp_path / "bad", kernel="def k(a, b, c):\n    return 0\n")
     run = run_cli("check", str(crash))
     assert run.returncode == 2 and "field 'kernel': not a valid Hybrid DSL kernel" in run.stderr
+
+
+def test_a_compile_cache_that_cannot_be_written_is_one_line_naming_it(
+    fake_case: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AKG_REDUCE_CACHE", "/proc/version/compiles.sqlite")  # under a file: not even root writes
+    result = run_cli(str(fake_case), "-o", str(tmp_path / "out"))
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert (
+        result.stderr.strip()
+        .splitlines()[-1]
+        .startswith(
+            "error: the compile cache /proc/version/compiles.sqlite cannot be written (File exists): set "
+            "AKG_REDUCE_CACHE"
+        )
+    )
