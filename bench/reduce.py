@@ -5,6 +5,8 @@ workers, no persistent cache: every run pays for its compiles), plus `--cold` ru
 
 Usage: python bench/reduce.py [--cold] [--save DIR] [case ...]
 
+A case is a corpus case's name, or a folder with a crash.yaml (bench/held_out/<case>).
+
 `--save DIR` copies each case's final kernel.info, crash.yaml, kernel.py and reduction.json (from the `-j 1` run) to
 DIR/<case>/, so two checkouts can be compared with `diff -r`.
 """
@@ -42,7 +44,7 @@ def main() -> None:
     speedups = []
     with tempfile.TemporaryDirectory() as out:
         for name in names:
-            crash = CORPUS / name / "crash.yaml"
+            crash = (Path(name) if Path(name).is_dir() else CORPUS / name) / "crash.yaml"
             files = {"crash.yaml": crash.read_text()}
             walls, kernels = {}, set()
             for label, settings in configs.items():
@@ -51,11 +53,12 @@ def main() -> None:
                 walls[label] = time.monotonic() - start
                 kernels.add((bundle / "kernel.info").read_text() + (bundle / "crash.yaml").read_text())
                 if args.save and label == "-j 1":
-                    _save(bundle, args.save / name)
+                    _save(bundle, args.save / Path(name).name)
                 r = json.loads((bundle / "reduction.json").read_text())
                 o, m = r["original"], r["reduced"]
+                shown = Path(name).name
                 print(
-                    f"{name:<24} {label:<9} {stats['compiles']:>8} {stats['invalid']:>8} {stats['cache_hits']:>5}"
+                    f"{shown:<24} {label:<9} {stats['compiles']:>8} {stats['invalid']:>8} {stats['cache_hits']:>5}"
                     f" {walls[label]:>7.1f} {o['ops']:>3}->{m['ops']:<3} {o['tokens']:>5}->{m['tokens']:<5}"
                     f" {o['volume']:>7}->{m['volume']:<7}"
                     f" {'yes' if len(kernels) == 1 else 'NO':>5}",
