@@ -88,11 +88,13 @@ def compile_case(
     cancel: threading.Event | None = None,
     hang_check: HangCheck | None = None,
     search: bool = False,
+    traced: bool = False,
 ) -> Outcome:
     """One compile of `case` by MindSpore's AKG entry, in the sandbox: forked from a warm worker of
     `pool` when given (a worker that dies mid-compile is replaced and the compile rerun), else cold; a
     wrong-result case runs in a mismatch runner of `pool`. A compile that dies by a signal is run once more
-    under gdb, to know where it died (crash_place).
+    under gdb, to know where it died (crash_place); with `traced` (a case expected to die by a signal), a
+    warm compile has gdb attached from its start instead, and where it died is read without a second run.
     Setting `cancel` stops it (CompileCancelled); `hang_check` cuts a hang elsewhere short (see HangCheck).
     A `search` candidate's cuda compile stops where nvcc would start: past AKG's passes, nvcc tells the search
     nothing (code generation is never the bug reduced) and costs a second a candidate."""
@@ -109,6 +111,13 @@ def compile_case(
         job = _Job(
             case, kernel_files(case, outputs), worker.env, command, compile_worker(worker.argv), {"argv": command[1:]}
         )
+    tool = crash_stack.gdb()
+    if traced and tool is not None and pool is not None and collect is None and case.mismatch is None:
+        outcome = _traced_warm(tool, job, pool, job.case.time_limit, cancel, hang_check)
+        if outcome is not None and not outcome.timed_out:  # gdb's slowdown never decides a timeout
+            stack = crash_stack.frames(outcome.collected or "") if outcome.signal is not None else ()
+            if stack or outcome.signal is None:
+                return replace(outcome, collected=None, stack=stack, stack_by="gdb" if stack else "")
     outcome = _run(job, pool, collect, cancel, hang_check)
     if outcome.signal is not None and case.mismatch is None:
         stack = crash_place(job, pool)
@@ -147,19 +156,29 @@ def crash_place(job: _Job, pool: WorkerPool | None) -> tuple[str, ...]:
     tool = crash_stack.gdb()
     if tool is None:
         return ()
-    frames = _traced_warm(tool, job, pool) if pool is not None else ()
-    if frames:
-        return frames
+    if pool is not None:
+        traced = _traced_warm(tool, job, pool, GDB_SLOWDOWN * job.case.time_limit)
+        frames = crash_stack.frames(traced.collected or "") if traced and traced.signal is not None else ()
+        if frames:
+            return frames
     command = crash_stack.under_gdb(tool, job.command)
     again = run_sandboxed(command, job.files, job.env, GDB_SLOWDOWN * job.case.time_limit, job.case.memory)
     return crash_stack.frames(again.output)
 
 
-def _traced_warm(tool: str, job: _Job, pool: WorkerPool) -> tuple[str, ...]:
-    """The compile forked from a warm worker of `pool`, held until gdb has attached to it (hold_until)."""
+def _traced_warm(
+    tool: str,
+    job: _Job,
+    pool: WorkerPool,
+    limit: float,
+    cancel: threading.Event | None = None,
+    hang_check: HangCheck | None = None,
+) -> Outcome | None:
+    """The compile forked from a warm worker of `pool`, held until gdb has attached to it (hold_until), held
+    to `limit` seconds; its outcome with gdb's output as `collected`. None when no warm worker runs it."""
     key = pool.key(job.program, job.env)
     if not pool.usable(key):
-        return ()
+        return None
     debuggers: list[subprocess.Popen[bytes]] = []
 
     def launch(worker: Worker, workdir: Path) -> Running:
@@ -176,16 +195,15 @@ def _traced_warm(tool: str, job: _Job, pool: WorkerPool) -> tuple[str, ...]:
 
     try:
         with pool.worker(key) as worker:
-            limit = GDB_SLOWDOWN * job.case.time_limit
-            outcome = supervise(functools.partial(launch, worker), job.files, limit, job.case.memory, collect)
+            launch_it = functools.partial(launch, worker)
+            return supervise(launch_it, job.files, limit, job.case.memory, collect, cancel, hang_check)
     except (WorkerUnavailable, WorkerDied):
-        return ()
+        return None
     finally:
         for debugger in debuggers:
             with contextlib.suppress(OSError):
                 debugger.kill()
             debugger.wait()
-    return crash_stack.frames(outcome.collected or "") if outcome.signal is not None else ()
 
 
 def freeze_attrs(case: Case) -> Case:

@@ -22,6 +22,8 @@ from reducer.kernels.kinds import outputs_of
 from reducer.search.hang_limit import HangLimit
 from reducer.search.passes.base import Edit
 
+TRACED_COMPILE_SECONDS = 1.0
+
 
 @dataclass
 class Counters:
@@ -60,7 +62,8 @@ class Verdict:
 
 class Compiler(Protocol):
     """compile_case, with or without a worker pool bound; test doubles take the same arguments. `search`: a
-    candidate, of which only whether it fails the same way matters (a cuda compile stops before nvcc)."""
+    candidate, of which only whether it fails the same way matters (a cuda compile stops before nvcc).
+    `traced`: the case is expected to die by a signal, so gdb may watch the compile from its start."""
 
     def __call__(
         self,
@@ -70,6 +73,7 @@ class Compiler(Protocol):
         cancel: threading.Event | None = None,
         hang_check: HangCheck | None = None,
         search: bool = False,
+        traced: bool = False,
     ) -> Outcome: ...
 
 
@@ -105,6 +109,14 @@ class Oracle:
         """Wait for compiles still winding down; the oracle is unusable afterwards."""
         self._pool.shutdown(wait=True)
 
+    def _traced(self) -> bool:
+        """Watch compiles with gdb from their start: the bug is a crash by a signal, and its compiles take long
+        enough (on average, so far) that placing a crash by a second run costs more than gdb watching each
+        compile (about 0.3 s each: CPU kernels compile in less, big Ascend kernels in seconds)."""
+        if self.expect.kind != Kind.SIGNAL or self.counters.compiles == 0:
+            return False
+        return self.counters.compile_seconds / self.counters.compiles >= TRACED_COMPILE_SECONDS
+
     def run(self, case: Case) -> tuple[Signature, Outcome]:
         """Compile `case` (valid or not) and classify it; counted, never answered from a cache."""
         return self._run(case, outputs_of(case))
@@ -114,7 +126,7 @@ class Oracle:
     ) -> tuple[Signature, Outcome]:
         """One compile; a search candidate of a hang is cut short when it hangs elsewhere (_hang_check)."""
         check = self._hang_check(case) if search and self.hang_limit is not None else None
-        outcome = self._compile(case, outputs, cancel=cancel, hang_check=check, search=search)
+        outcome = self._compile(case, outputs, cancel=cancel, hang_check=check, search=search, traced=self._traced())
         with self._lock:
             self.counters.compiles += 1
             self.counters.compile_seconds += outcome.seconds

@@ -10,6 +10,7 @@ from collections import defaultdict
 import pytest
 from conftest import CORPUS, needs_akg, needs_ascend
 
+from reducer.compile import akg
 from reducer.compile.akg import compile_case
 from reducer.compile.identity import Kind
 from reducer.compile.sandbox import Outcome
@@ -26,7 +27,8 @@ pytestmark = [pytest.mark.akg, needs_akg]
 
 # The corpus cases that are one bug met twice (README's corpus table); every other case is a bug of its own.
 ONE_BUG = [
-    {"pointnet_head_segv", "hybrid_head_attention_segv"},  # GetNewArgs<Call>, from a fused graph and Hybrid DSL
+    # GetNewArgs<Call>, from a fused graph, Hybrid DSL and TeLang
+    {"pointnet_head_segv", "hybrid_head_attention_segv", "telang_attention_local_reconstruction_segv"},
     {"pointnet_bn_stats_ssa", "nearest_distance_odd_points"},  # split_host_device.cc's SSA check
     {"outer_band_index", "pointnet_group_outer_band"},  # GetOuterBandNode's band_index check
     {"pointnet_head_hang", "pointnet_cls_logsoftmax_hang"},  # the hang in ComputeTransferCopyin
@@ -74,3 +76,26 @@ def test_an_older_release_gives_every_bug_the_same_id(corpus_compiles: dict[str,
     finally:
         pool.close()
     assert not differ, differ
+
+
+@pytest.mark.timeout(300)
+def test_a_compile_gdb_watches_from_its_start_is_placed_as_a_second_run_places_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A case expected to die by a signal is compiled with gdb attached from the start: the same frames as
+    the placement by a second run under gdb, without that run; a candidate that compiles is unharmed."""
+    crash = load_case(CORPUS / "telang_conv3d_autofuse_segv" / "crash.yaml")
+    pool = WorkerPool()
+    try:
+        placed = compile_case(crash, outputs_of(crash), pool=pool)
+        second_runs: list[object] = []
+        monkeypatch.setattr(akg, "crash_place", lambda job, pool: second_runs.append(job) or ())
+        watched = compile_case(crash, outputs_of(crash), pool=pool, traced=True)
+        workaround = crash.with_(attrs={"enable_auto_fuse": False})
+        fine = compile_case(workaround, outputs_of(workaround), pool=pool, traced=True)
+    finally:
+        pool.close()
+    assert placed.stack_by == watched.stack_by == "gdb" and watched.signal == placed.signal
+    assert watched.stack == placed.stack and watched.stack[0] == "akg::schedule::FuseCheck::GetInnerNonReduceAxisLen"
+    assert second_runs == []
+    assert fine.returncode == 0 and fine.signal is None and fine.stack == ()

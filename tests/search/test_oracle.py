@@ -101,3 +101,27 @@ def test_a_hang_elsewhere_is_stopped_early_and_the_limit_follows_finishing_compi
         assert oracle.interesting(slow.with_(attrs={"hang": "ComputeTransferCopyin"}))
     assert compiler.checks == [5 * 3.0, 5 * 3.0]  # HANG_FACTOR x the slowest finishing compile
     assert oracle.counters.reconfirmed == 1  # only the hang in the bug's pass ran on to the full limit
+
+
+def test_gdb_watches_the_compiles_of_a_crash_only_once_they_take_long_enough() -> None:
+    """A crash by a signal is placed by gdb: watching every compile from its start costs a little on each,
+    a second run under gdb costs a whole compile per crash. The oracle asks for watching once the bug is a
+    crash and its compiles take a second or more on average, never for any other bug."""
+
+    class Timed:
+        def __init__(self, seconds: float) -> None:
+            self.seconds = seconds
+            self.traced: list[bool] = []
+
+        def __call__(self, c: Case, outputs, traced: bool = False, **_: object) -> Outcome:
+            self.traced.append(traced)
+            return Outcome(None, 11, False, False, self.seconds, "", stack=("akg::ir::A",), stack_by="gdb")
+
+    crash = Expectation("signal", "SIGSEGV", "", "akg::ir::A", exact=True)
+    runs = ((crash, 3.5, [False, True, True]), (crash, 0.3, [False] * 3), (EXPECT, 3.5, [False] * 3))
+    for expect, seconds, watched in runs:
+        compiler = Timed(seconds)
+        with Oracle(expect, compiler=compiler) as oracle:
+            for tag in range(3):
+                oracle.run(case(tag).after)
+        assert compiler.traced == watched, (expect.kind, seconds)
