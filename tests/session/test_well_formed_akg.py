@@ -42,7 +42,7 @@ def test_conv3d_reduces_to_a_well_formed_1_minimal_kernel_no_bigger_than_the_han
 ) -> None:
     bundle = shared_reduction.bundle("conv3d_gemm_tiling")
     reduction = json.loads((bundle / "reduction.json").read_text())
-    assert reduction["well_formed"] == {"holds": True, "why_not": "", "required": "yes"}
+    assert reduction["well_formed"] == {"holds": True, "why_not": "", "required": "yes", "undecided": []}
     assert "well-formed" in (bundle / "ISSUE.md").read_text()
     reduced = load_case(bundle / "crash.yaml")
     hand = load_case(KNOWN_MINIMAL / "conv3d_gemm_tiling" / "crash.yaml")
