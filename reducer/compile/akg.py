@@ -111,8 +111,8 @@ def compile_case(
         job = _Job(
             case, kernel_files(case, outputs), worker.env, command, compile_worker(worker.argv), {"argv": command[1:]}
         )
-    tool = crash_stack.gdb()
-    if traced and tool is not None and pool is not None and collect is None and case.mismatch is None:
+    watched = traced and collect is None and case.mismatch is None
+    if watched and pool is not None and (tool := crash_stack.gdb()) is not None:
         outcome = _traced_warm(tool, job, pool, job.case.time_limit, cancel, hang_check)
         if outcome is not None and not outcome.timed_out:  # gdb's slowdown never decides a timeout
             stack = crash_stack.frames(outcome.collected or "") if outcome.signal is not None else ()

@@ -39,7 +39,7 @@ def akg_func_type(source: str) -> str:
 @dataclass(frozen=True)
 class Evaluation:
     """A TeLang function evaluated on placeholders: its outputs, its named local tensors (the stages), and the
-    reads whose bounds the probe could not check (too many points under a condition it cannot bound)."""
+    reads whose bounds the probe could not decide (a condition that reads data, too many points)."""
 
     outputs: tuple[TensorSpec, ...]
     stages: dict[str, TensorSpec]

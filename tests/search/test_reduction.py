@@ -95,8 +95,11 @@ def test_a_dim_that_keeps_the_bug_only_at_some_values_ends_on_one_that_keeps_it(
     assert keeps(search.run()) and search.best.inputs[0].shape[0] < 1024
 
 
-def test_every_pass_is_one_of_the_three_kinds() -> None:
-    from reducer.search.passes import GRAPH_SCHEDULE, SCHEDULE, TELANG_SCHEDULE
+def test_every_pass_is_one_of_the_three_kinds_and_each_schedule_names_a_pass_once() -> None:
+    from reducer.search.passes import SCHEDULES
 
-    for p in [*SCHEDULE, *GRAPH_SCHEDULE, *TELANG_SCHEDULE]:
-        assert sum(isinstance(p, kind) for kind in (DeletionPass, TransformPass, NumberPass)) == 1, p.name
+    for schedule in SCHEDULES.values():
+        names = [p.name for p in schedule]
+        assert len(names) == len(set(names)), names  # a log names the pass of each edit
+        for p in schedule:
+            assert sum(isinstance(p, kind) for kind in (DeletionPass, TransformPass, NumberPass)) == 1, p.name

@@ -67,7 +67,6 @@ SCHEDULE: list[Pass] = [
 GRAPH_SCHEDULE: list[Pass] = [
     DeleteEntries("attrs"),
     DeleteEntries("env"),
-    InlineOpAttrs(),
     DeleteOutputs(),
     DeleteOps(),
     CutGraph(),
@@ -81,7 +80,6 @@ GRAPH_SCHEDULE: list[Pass] = [
 TELANG_SCHEDULE: list[Pass] = [
     DeleteEntries("attrs"),
     DeleteEntries("env"),
-    InlineOpAttrs(),
     InlineOpAttrs(),
     DropStage(),
     DeleteStatements(),
@@ -104,7 +102,6 @@ IR_BUILDER_SCHEDULE: list[Pass] = [
     DeleteEntries("attrs"),
     DeleteEntries("env"),
     InlineOpAttrs(read_as_dict=True),
-    InlineOpAttrs(),
     ShrinkLinkedDims(),
     ShrinkDims(),
     SimplifyAttrValues(),

@@ -70,8 +70,8 @@ class TransformPass(ABC):
 
 @dataclass(frozen=True)
 class Number:
-    """One integer of a case: what it is for a person (`dim x[1]=384`), its value, and the case with it set
-    to another value (None when that is not a well-formed case)."""
+    """One integer of a case: what it is for a person (`dim 0[1]`, which stays when the value changes), its
+    value, and the case with it set to another value (None when that is not a well-formed case)."""
 
     label: str
     value: int
@@ -83,7 +83,7 @@ class NumberPass(ABC):
 
     @abstractmethod
     def numbers(self, case: Case) -> list[Number]:
-        """The integers of `case` this pass lowers, in a stable order (the search walks them by index)."""
+        """The integers of `case` this pass lowers; the search finds each again by its label."""
 
 
 Pass = DeletionPass | TransformPass | NumberPass
