@@ -1,11 +1,10 @@
-"""The interestingness test bench/peers.py gives every peer reducer: exit 0 when the single-file case
-(a `CASE = {...}` dict of inputs/attrs/env and, for TeLang, func_type, then the kernel function) is a valid
-kernel of its language and, compiled
-cold by the real AKG, fails with the target signature; exit 1 otherwise. The file is the first argument,
-or ./case.py (C-Vise runs the test next to its copy). PEER_EXPECT names the target signature's JSON,
-PEER_LOG a file that gets one line per call ("compile" or "invalid"), PEER_TIMEOUT the compile limit.
-The smallest interesting file seen is kept as PEER_LOG + ".best": a peer stopped at its time budget
-may not have written its own result."""
+"""The interestingness test bench/peers.py gives every peer reducer: exit 0 when the single-file case (a
+`CASE = {...}` dict of inputs/attrs/env and, where they apply, func_type, target and op_attrs, then the kernel
+function) is a valid kernel of its language and, compiled cold by the real AKG, fails with the target
+signature; exit 1 otherwise. The file is the first argument, or ./case.py (C-Vise runs the test next to its
+copy). PEER_EXPECT names the target signature's JSON, PEER_LOG a file that gets one line per call ("compile" or
+"invalid"), PEER_TIMEOUT the compile limit. The smallest interesting file seen is kept as PEER_LOG + ".best": a
+peer stopped at its time budget may not have written its own result."""
 
 from __future__ import annotations
 
@@ -39,7 +38,10 @@ def parse_single_file(text: str) -> Case:
     func_type = str(data.get("func_type", "hybrid"))
     attrs = dict(data.get("attrs", {}))
     target = str(data.get("target", "cpu"))
-    return Case("peer", source, func.name, inputs, attrs=attrs, env=env, target=target, func_type=func_type)
+    op_attrs = dict(data.get("op_attrs", {}))
+    return Case(
+        "peer", source, func.name, inputs, attrs=attrs, env=env, target=target, func_type=func_type, op_attrs=op_attrs
+    )
 
 
 def single_file(case: Case) -> str:
@@ -48,6 +50,8 @@ def single_file(case: Case) -> str:
         spec["func_type"] = case.func_type
     if case.target != "cpu":
         spec["target"] = case.target
+    if case.op_attrs:
+        spec["op_attrs"] = case.op_attrs
     return f"CASE = {spec!r}\n\n\n{case.source}"
 
 
