@@ -322,7 +322,7 @@ def _results(b: BundleInput, reduced: Case) -> dict[str, Any]:
         tolerance = (
             "of each output's dtype (" + ", ".join(f"{d} {t:g}" for d, t in TOLERANCE.items()) + "; integers exactly)"
         )
-    arrays = make_inputs([t.to_dict() for t in reduced.inputs], 0)
+    arrays = make_inputs(kind.drawn_inputs(reduced), 0)
     names = kind.input_names(reduced)
     shown = {
         names[i]: np.array2string(a, precision=4, separator=", ", threshold=SHOWN_INPUT, prefix=f"{names[i]} = ")

@@ -108,8 +108,8 @@ def _check_result(
         sig = original_signature(case, runs=1).signature
     except InputError as exc:
         return NOT_CHECKED, {**entry, "why": str(exc)}
-    except CompilesFine:
-        return RIGHT, entry
+    except CompilesFine as exc:
+        return RIGHT, {**entry, "why": str(exc)}
     except NotChecked as exc:
         return NOT_CHECKED, {**entry, "why": str(exc)}
     except NotFailingError as exc:

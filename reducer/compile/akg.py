@@ -45,7 +45,8 @@ from reducer.toolchain.launch import (
 from reducer.toolchain.nvcc import STOPPED, gpu_pipeline_reach, with_architecture
 
 MISMATCH_SCRIPT = script("mismatch_run")
-GRAPH_REFERENCE = script("graph_numpy")  # what mismatch_run.py loads beside it, for a spec with "reference"
+# What mismatch_run.py loads beside it, for a spec with "reference", each after what it imports.
+GRAPH_REFERENCE = {name: script(name) for name in ("graph_numpy", "graph_bounds")}
 SET_BY_AKG = {"target", "process"}  # AKG sets these from the .info itself
 WORKER_ATTEMPTS = 2  # a compile whose worker died is rerun once in a fresh worker
 GDB_SLOWDOWN = 3  # a compile under gdb may take this many times its own limit (symbols of libakg.so, ptrace)
@@ -237,7 +238,7 @@ def mismatch_spec(case: Case, outputs: tuple[TensorSpec, ...]) -> dict[str, Any]
         **kind_of(case).check_spec(case, outputs),
         "build": build.name if build else TARGETS[case.target].build_prefix,
         "ops": kind_of(case).ops(case),
-        "inputs": [t.to_dict() for t in case.inputs],
+        "inputs": kind_of(case).drawn_inputs(case),
         "outputs": [t.to_dict() for t in outputs],
         "attrs": case.attrs,
         "against": case.mismatch.against_attrs,
@@ -284,7 +285,8 @@ def cache_key(case: Case, outputs: tuple[TensorSpec, ...]) -> str:
         compiler_input["mismatch"] = mismatch_spec(case, outputs)
         identity["check_sha256"] = hashlib.sha256(Path(MISMATCH_SCRIPT).read_bytes()).hexdigest()
         if compiler_input["mismatch"].get("reference"):  # and the reference it loads
-            identity["reference_sha256"] = hashlib.sha256(Path(GRAPH_REFERENCE).read_bytes()).hexdigest()
+            whole = b"".join(Path(path).read_bytes() for path in GRAPH_REFERENCE.values())
+            identity["reference_sha256"] = hashlib.sha256(whole).hexdigest()
     codegen = TARGETS[case.target].codegen
     if codegen == CCEC:  # how far the Ascend pipeline gets depends on CANN's compiler being here
         identity["ccec"] = ccec() or ""
@@ -327,14 +329,14 @@ def host_facts(toolchain: Toolchain, build: AkgBuild | None, target: Target) -> 
 @dataclass(frozen=True)
 class CheckProgram:
     """A wrong-result check as a standalone script needs it: the runner's source, the case's spec and the
-    numpy reference's source ('' when the check has none)."""
+    numpy reference's modules, name -> source, each after what it imports (none when the check has none)."""
 
     runner: str
     spec: dict[str, Any]
-    reference: str
+    reference: dict[str, str]
 
 
 def check_program(case: Case, outputs: tuple[TensorSpec, ...]) -> CheckProgram:
     spec = mismatch_spec(case, outputs)
-    reference = Path(GRAPH_REFERENCE).read_text() if spec.get("reference") else ""
-    return CheckProgram(Path(MISMATCH_SCRIPT).read_text(), spec, reference)
+    reference = {name: Path(path).read_text() for name, path in GRAPH_REFERENCE.items()}
+    return CheckProgram(Path(MISMATCH_SCRIPT).read_text(), spec, reference if spec.get("reference") else {})

@@ -14,7 +14,7 @@ What identifies a failure, by kind (docs/signature.md says why):
   the kernel that computes it (the minimal one, after a reduction; a reduction keeps only the kind of wrong);
 - invalid-cuda: nvcc's masked error on the CUDA source AKG generated.
 `none` (it compiled), `codegen` (it reached a code generator this machine lacks), `environment` (a tool the
-compile needs cannot run here) and `unchecked` (a wrong-result check compared no element of an output) are no
+compile needs cannot run here) and `unchecked` (a wrong-result check compared under half of an output) are no
 bug of AKG's; the last two say nothing of the kernel either."""
 
 from __future__ import annotations
@@ -44,18 +44,18 @@ class Kind(StrEnum):
     INVALID_CUDA = "invalid-cuda"
     CODEGEN = "codegen"
     ENVIRONMENT = "environment"
-    UNCHECKED = "unchecked"  # a wrong-result check that compared nothing: neither right nor wrong
+    UNCHECKED = "unchecked"  # a wrong-result check that compared too little: neither right nor wrong
 
     @property
     def is_failure(self) -> bool:
         """A failure of AKG: a bug to reduce, not a compile that passed, a machine that cannot compile or a
-        check that compared nothing."""
+        check that compared too little."""
         return self not in (Kind.NONE, Kind.CODEGEN, Kind.ENVIRONMENT, Kind.UNCHECKED)
 
     @property
     def is_verdict(self) -> bool:
         """Whether it says anything of the kernel (it failed or passed), unlike the environment or a check that
-        compared nothing."""
+        compared too little."""
         return self not in (Kind.ENVIRONMENT, Kind.UNCHECKED)
 
 

@@ -21,7 +21,7 @@ from reducer.toolchain.nvcc import STOPPED
 WRONG_KINDS = {
     "nan": "NaN where the reference has a number",
     "outside": "writes outside its outputs",
-    "precision": "values off by a few tolerances",
+    "precision": "imprecise values (each off by at most 1 %)",
     "values": "wrong values",
 }
 
@@ -42,7 +42,7 @@ _CLASH_WITH_HEADER = re.compile(r"previous (?:definition|declaration) at line \d
 _CODEGEN_STOPS = [(re.compile(t.codegen_stop), t.codegen_stop_means) for t in TARGETS.values() if t.codegen_stop]
 CUDA_MESSAGE = "reaches CUDA code generation, which needs nvcc and a GPU"
 NVCC_NOT_RUN = "reaches nvcc, which a search candidate does not run"
-UNCHECKED_MESSAGE = "the wrong-result check compared nothing"
+UNCHECKED_MESSAGE = "the wrong-result check compared too few elements"
 NVCC_REFUSES = "this machine's nvcc refuses to compile AKG's CUDA"
 CUDA_HEADERS_CLASH = "this machine's CUDA headers clash with the CUDA AKG generates (its GPU build is for CUDA 11)"
 # A C++ exception as Python gets it: the file and line of the check that raised it, then its message.
@@ -173,6 +173,8 @@ def signature_of(outcome: Outcome, timeout: float) -> Signature:
     if verdict.startswith(f"{MISMATCH_VERDICT} unchecked"):
         said = verdict.split("unchecked:", 1)[-1].strip()
         return Signature(Kind.UNCHECKED, UNCHECKED_MESSAGE, "", (), "akg-vs-reference", said)
+    if verdict.startswith(f"{MISMATCH_VERDICT} match"):  # no failure; what it compared, said
+        return Signature(Kind.NONE, "", "", (), raw=verdict.split("match:", 1)[-1].strip())
     if verdict or outcome.returncode == 0:  # what AKG logged and recovered from is no failure
         return NO_FAILURE
     if outcome.signal is not None:

@@ -25,8 +25,8 @@ class NeedsCodegen(NotFailingError):
 
 
 class NotChecked(NotFailingError):
-    """The original's wrong-result check compared nothing (its reference is NaN wherever it looked): neither
-    right nor wrong."""
+    """The original's wrong-result check compared too little (its reference is undefined at most elements):
+    neither right nor wrong."""
 
 
 class FailsDifferently(NotFailingError):

@@ -1,12 +1,13 @@
 """Layer 0, the programs that run in MindSpore's interpreter, not in ours: the warm compile worker
 (akg_worker.py), the wrong-result check and its warm runner (mismatch_run.py, mismatch_runner.py), the
-effective-attrs probe (effective_attrs.py), the TeLang probe (telang_probe.py) and the numpy reference of fused
-graphs they load (graph_numpy.py). Each is started by toolchain/launch.py under the case's interpreter, with
-its AKG build's environment, and speaks JSON lines or exit codes with us. They import nothing of ours but
-wire.py beside them (and mismatch_run.py, the body of a wrong-result repro.py, not even that); wire.py is the
-one place that makes AKG importable. In our own process only `script()`, wire.py's constants, mismatch_run.py's
-verdict lines, tolerances and input maker (what a bundle shows), and graph_numpy.py's list of the ops it knows
-are used.
+effective-attrs probe (effective_attrs.py), the TeLang probe (telang_probe.py), the numpy reference of fused
+graphs they load (graph_numpy.py, with its error bounds: graph_bounds.py) and the matrix that holds the
+reference against MindSpore's own kernels (op_matrix.py). Each is started by toolchain/launch.py under the
+case's interpreter, with its AKG build's environment, and speaks JSON lines or exit codes with us. They import
+nothing of ours but wire.py beside them (and mismatch_run.py, the body of a wrong-result repro.py, not even
+that); wire.py is the one place that makes AKG importable. In our own process only `script()`, wire.py's
+constants, mismatch_run.py's verdict lines, tolerances and input maker (what a bundle shows), and graph_numpy.py's
+op tables (the ops it knows, how each reads its operands) are used.
 
 May import: nothing of ours."""
 

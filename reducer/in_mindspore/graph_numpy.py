@@ -18,25 +18,48 @@ from typing import Any
 import numpy as np
 
 _erf = np.vectorize(math.erf, otypes=[np.float64])
+_erfc = np.vectorize(math.erfc, otypes=[np.float64])
+
+
+def truncating_divide(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Integer division rounding toward zero, as C and MindSpore's integer kernels divide."""
+    quotient = np.floor_divide(a, b)
+    inexact = (np.remainder(a, b) != 0) & ((a < 0) != (b < 0))
+    return np.where(inexact, quotient + 1, quotient).astype(quotient.dtype)
+
+
+def _remainder(rule: Callable[[np.ndarray, np.ndarray], np.ndarray], a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """A remainder; NaN by an infinite divisor, as MindSpore's kernels give (C's fmod gives the dividend)."""
+    return np.where(np.isinf(b), np.nan, rule(a, b)) if b.dtype.kind == "f" else rule(a, b)
+
+
+def _divide(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """a / b as MindSpore's kernels divide: integers toward zero, floats by a zero of either sign as by +0."""
+    if a.dtype.kind in "iu" and b.dtype.kind in "iu":
+        return truncating_divide(a, b)
+    return np.divide(a, np.where(b == 0, 0.0, b))
+
+
 UNARY: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "Abs": np.abs, "Neg": np.negative, "Exp": np.exp, "Expm1": np.expm1, "Log": np.log, "Log1p": np.log1p,
     "Sqrt": np.sqrt, "Rsqrt": lambda x: 1 / np.sqrt(x), "Reciprocal": lambda x: 1 / x, "Tanh": np.tanh,
-    "Sigmoid": lambda x: 1 / (1 + np.exp(-x)), "Erf": _erf, "Erfc": lambda x: 1 - _erf(x), "Sin": np.sin,
+    "Sigmoid": lambda x: 1 / (1 + np.exp(-x)), "Erf": _erf, "Erfc": _erfc, "Sin": np.sin,
     "Cos": np.cos, "Asin": np.arcsin, "ACos": np.arccos, "Atan": np.arctan, "Sinh": np.sinh, "Cosh": np.cosh,
     "Asinh": np.arcsinh, "Acosh": np.arccosh, "Floor": np.floor, "Ceil": np.ceil, "Round": np.rint,
-    "Sign": np.sign, "Square": np.square, "ReLU": lambda x: np.maximum(x, 0), "LogicalNot": np.logical_not,
+    "Sign": lambda x: np.where(np.isnan(x), 0, np.sign(x)), "Square": np.square,
+    "ReLU": lambda x: np.where(x > 0, x, 0), "LogicalNot": np.logical_not,
     "IsNan": np.isnan, "IsInf": np.isinf, "IsFinite": np.isfinite, "ZerosLike": np.zeros_like,
     "OnesLike": np.ones_like, "StopGradient": lambda x: x, "Cast": lambda x: x,
 }  # fmt: skip
 BINARY: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
-    "Add": np.add, "Sub": np.subtract, "Mul": np.multiply, "RealDiv": np.divide, "Pow": np.power,
-    "Maximum": np.maximum, "Minimum": np.minimum, "Atan2": np.arctan2, "FloorMod": np.mod, "Mod": np.fmod,
+    "Add": np.add, "Sub": np.subtract, "Mul": np.multiply, "RealDiv": _divide, "Div": _divide, "Pow": np.power,
+    "Maximum": np.maximum, "Minimum": np.minimum, "Atan2": np.arctan2,
+    "FloorMod": lambda a, b: _remainder(np.mod, a, b), "Mod": lambda a, b: _remainder(np.fmod, a, b),
     "SquaredDifference": lambda a, b: np.square(a - b), "LogicalAnd": np.logical_and,
     "LogicalOr": np.logical_or, "Greater": np.greater, "GreaterEqual": np.greater_equal, "Less": np.less,
     "LessEqual": np.less_equal, "Equal": np.equal, "NotEqual": np.not_equal,
-    "Div": lambda a, b: np.floor_divide(a, b) if a.dtype.kind in "iu" else np.divide(a, b),
-    "FloorDiv": lambda a, b: np.floor(np.divide(a, b)) if a.dtype.kind == "f" else np.floor_divide(a, b),
-    "DivNoNan": lambda a, b: np.where(b == 0, 0, np.divide(a, np.where(b == 0, 1, b))),
+    "FloorDiv": lambda a, b: np.floor(_divide(a, b)) if a.dtype.kind == "f" else np.floor_divide(a, b),
+    "DivNoNan": lambda a, b: np.where(b == 0, 0, _divide(a, np.where(b == 0, 1, b))),
 }  # fmt: skip
 REDUCE: dict[str, Callable[..., np.ndarray]] = {
     "ReduceSum": np.sum, "ReduceMax": np.max, "ReduceMin": np.min, "ReduceProd": np.prod, "ReduceAll": np.all,
@@ -49,12 +72,58 @@ OPERAND_INDEX = {
 }  # fmt: skip
 SHAPING = {"Transpose", "Reshape", "BroadcastTo", "ExpandDims", "Tile", "Concat", "AddN", "Select", "MatMul",
            "BatchMatMul"}  # fmt: skip
+# Ops that divide by their second operand: an integer divisor of 0, or -1 under the type's minimum, traps (SIGFPE)
+DIVIDING = frozenset({"RealDiv", "Div", "FloorDiv", "FloorMod", "Mod"})
+ELEMENTWISE = frozenset(UNARY) | frozenset(BINARY)
+# Ops whose MindSpore meaning the reference does not give on inputs of some dtype kinds (numpy's kind letters),
+# and why; found by the op-semantics matrix (op_matrix.py beside this file).
+# MindSpore's own float32 kernels of these ops approximate: their largest error in units in the last place of
+# the result, as the op matrix (op_matrix.py) measured it on MindSpore 2.10's CPU kernels; every other op is
+# within ACCURATE_ULPS of the exact result (SquaredDifference rounds twice).
+APPROXIMATE_ULPS = {"Exp": 21, "Tanh": 144}
+ACCURATE_ULPS = 2
+
+
+def mindspore_ulps(name: str) -> int:
+    """How many units in the last place MindSpore's own kernel of op `name` may be off the exact result."""
+    return APPROXIMATE_ULPS.get(name, ACCURATE_ULPS)
+
+
+UNSUPPORTED_ON = {
+    "Pow": ("iub", "MindSpore's integer Pow goes through floating point (negative exponents, overflow)"),
+    **dict.fromkeys(
+        ("ReduceAny", "ReduceAll"), ("iuf", "MindSpore's CPU kernels read an input that is not bool as bool bytes")
+    ),
+}
 SUPPORTED = frozenset(UNARY) | frozenset(BINARY) | frozenset(REDUCE) | SHAPING
 
 
+def traps(a: Any, b: Any, dtype: str) -> bool:
+    """Whether the integer division a / b in `dtype` traps: by zero, or the minimum by -1."""
+    return b == 0 or (np.dtype(dtype).kind == "i" and b == -1 and a == np.iinfo(dtype).min)
+
+
+def _undefined_at_nan(result: np.ndarray, data: list[np.ndarray]) -> np.ndarray:
+    """NaN wherever an operand is NaN: MindSpore's own kernels give what they like there (ReLU 0, Maximum the
+    other operand, NaN / -0.0 -inf), so the result is undefined and not compared."""
+    nan = np.zeros(result.shape, bool)
+    for operand in data:
+        if operand.dtype.kind == "f":
+            nan |= np.broadcast_to(np.isnan(operand), result.shape)
+    return np.where(nan, np.nan, result)
+
+
 def unsupported(graph: dict[str, Any]) -> list[str]:
-    """The ops of `graph` this reference has no rule for, each once, in graph order."""
-    return list(dict.fromkeys(op["name"] for op in graph["op_desc"] if op["name"] not in SUPPORTED))
+    """The ops of `graph` this reference has no rule for ("Pow on int32" where only the dtype is refused), each
+    once, in graph order."""
+    missing = []
+    for op in graph["op_desc"]:
+        kinds, _ = UNSUPPORTED_ON.get(op["name"], ("", ""))
+        dtypes = [t["data_type"] for desc in op.get("input_desc") or [] for t in desc if "value" not in t]
+        if op["name"] not in SUPPORTED:
+            missing.append(op["name"])
+        missing += [f"{op['name']} on {dtype}" for dtype in dtypes if np.dtype(dtype).kind in kinds]
+    return list(dict.fromkeys(missing))
 
 
 def _attr(op: dict[str, Any], name: str) -> Any:
@@ -95,6 +164,22 @@ def _expand_dims(x: np.ndarray, axis: Any) -> np.ndarray:
     return x
 
 
+def _in_dtype_range(name: str, result: np.ndarray, data: list[np.ndarray], tensors: list[dict[str, Any]]) -> np.ndarray:
+    """What MindSpore's kernels make of the limits of the operands' dtype: DivNoNan gives 0 for a divisor up to
+    the epsilon of the dtype it computes in (float16 in float32), not only for 0; a remainder whose quotient is
+    past the dtype's precision, or below its smallest normal number, is undefined (computed as a - b * trunc(a /
+    b), it keeps no digit)."""
+    dtype = np.dtype(tensors[-1]["data_type"])
+    if dtype.kind != "f" or name not in ("DivNoNan", "FloorMod", "Mod"):
+        return result
+    info = np.finfo(dtype)
+    a, b = np.abs(data[0]), np.abs(data[1])
+    if name == "DivNoNan":
+        return np.where(b <= np.finfo(np.promote_types(dtype, np.float32)).eps, 0.0, result)
+    lost = (a >= b * 2.0 ** (info.nmant + 1)) | ((a != 0) & (a < b * float(info.tiny)))
+    return np.where(lost, np.nan, result)
+
+
 def apply(op: dict[str, Any], data: list[np.ndarray], tensors: list[dict[str, Any]]) -> np.ndarray:
     """What `op` computes from its data inputs (`op_data`), in numpy's dtype of them and its own shape."""
     name = op["name"]
@@ -103,7 +188,7 @@ def apply(op: dict[str, Any], data: list[np.ndarray], tensors: list[dict[str, An
     if name in UNARY:
         return UNARY[name](data[0])
     if name in BINARY:
-        return BINARY[name](data[0], data[1])
+        return _in_dtype_range(name, BINARY[name](data[0], data[1]), data, tensors)
     if name in REDUCE:
         return _reduce(op, data[0], _operand(op, "axis", tensors))
     if name in ("MatMul", "BatchMatMul"):
@@ -129,27 +214,37 @@ def apply(op: dict[str, Any], data: list[np.ndarray], tensors: list[dict[str, An
     raise NotImplementedError(f"the numpy reference has no rule for {name}")
 
 
+def data_tensors(op: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """An op's data operands (constants that are data, such as Select's 0.0, included; an attribute-like
+    operand such as Transpose's perm not), and all its input tensors."""
+    tensors = [t for desc in op.get("input_desc") or [] for t in desc]
+    operand = len(tensors) - 1 if op["name"] == "Concat" else OPERAND_INDEX.get(op["name"])
+    return [t for index, t in enumerate(tensors) if index != operand or "value" not in t], tensors
+
+
 def op_data(
     op: dict[str, Any], values: dict[str, np.ndarray], exact: bool = True
 ) -> tuple[list[np.ndarray], list[dict[str, Any]]]:
-    """An op's data inputs, read from `values` (constants that are data, such as Select's 0.0, as arrays of
-    their dtype, in float64 when `exact`), and all its input tensors."""
-    tensors = [t for desc in op.get("input_desc") or [] for t in desc]
-    operand = len(tensors) - 1 if op["name"] == "Concat" else OPERAND_INDEX.get(op["name"])
+    """An op's data inputs, read from `values` (constants as arrays of their dtype, in float64 when `exact`),
+    and all its input tensors."""
+    operands, tensors = data_tensors(op)
     data = []
-    for index, tensor in enumerate(tensors):
+    for tensor in operands:
         if "value" in tensor:
-            if index != operand:
-                constant = np.asarray(tensor["value"], tensor["data_type"])
-                data.append(_exact(constant) if exact else constant)
-            continue
-        if tensor["tensor_name"] not in values:
+            constant = np.asarray(tensor["value"], tensor["data_type"])
+            data.append(_exact(constant) if exact else constant)
+        elif tensor["tensor_name"] not in values:
             raise ValueError(f"{op['name']} reads {tensor['tensor_name']}, which nothing computed before it")
-        data.append(values[tensor["tensor_name"]])
+        else:
+            data.append(values[tensor["tensor_name"]])
     return data, tensors
 
 
-def evaluate(graph: dict[str, Any], inputs: list[np.ndarray]) -> list[np.ndarray]:
+# Called after each op with the op, its data inputs (as the op computed with them) and its exact result.
+Watcher = Callable[[dict[str, Any], list[np.ndarray], np.ndarray], None]
+
+
+def evaluate(graph: dict[str, Any], inputs: list[np.ndarray], watch: Watcher | None = None) -> list[np.ndarray]:
     """The graph's outputs on `inputs` (one array per graph input, in input_desc order), each in the dtype
     and shape its output desc records. NotImplementedError for an op without a rule, ValueError for a
     graph that reads a tensor nothing computed."""
@@ -159,8 +254,14 @@ def evaluate(graph: dict[str, Any], inputs: list[np.ndarray]) -> list[np.ndarray
     with np.errstate(all="ignore"):
         for op in graph["op_desc"]:
             data, tensors = op_data(op, values)
-            result = np.asarray(apply(op, data, tensors))
             (out,) = op["output_desc"]
+            if np.dtype(out["data_type"]).kind == "f":  # a float result is computed in float64 (Sqrt of an int)
+                data = [d.astype(np.float64) for d in data]
+            result = np.asarray(apply(op, data, tensors))
+            if result.dtype.kind == "f" and op["name"] in ELEMENTWISE:
+                result = _undefined_at_nan(result, data)
+            if watch is not None:
+                watch(op, data, result)
             stored[out["tensor_name"]] = result.astype(out["data_type"]).reshape(out["shape"])
             values[out["tensor_name"]] = _exact(stored[out["tensor_name"]])
     return [stored[t["tensor_name"]] for t in graph["output_desc"]]

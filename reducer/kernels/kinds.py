@@ -15,6 +15,7 @@ from reducer.core.targets import TARGETS, Target
 from reducer.core.words import counted
 from reducer.in_mindspore import graph_numpy
 from reducer.kernels import graph as graphs
+from reducer.kernels.graph_domains import input_domains
 from reducer.kernels.hybrid import infer_outputs, loop_nest_extents, parse_function, source_ops
 from reducer.kernels.info import custom_info
 from reducer.kernels.size import Size, function_size, graph_size
@@ -48,6 +49,11 @@ class KernelKind(Protocol):
     def check_spec(self, case: Case, outputs: tuple[TensorSpec, ...]) -> dict[str, Any]:
         """The kernel's part of a wrong-result check's spec (in_mindspore/mismatch_run.py); with "reference"
         when the check loads in_mindspore/graph_numpy.py."""
+        ...
+
+    def drawn_inputs(self, case: Case) -> list[dict[str, Any]]:
+        """The wrong-result check's inputs: shape, dtype and, where the kernel's ops need it, the domain to
+        draw from ("low", "high", "nonzero": see in_mindspore/mismatch_run.make_inputs)."""
         ...
 
     def smallest(self, target: str) -> Case:
@@ -204,6 +210,10 @@ class _CustomFunction:
     def input_names(self, case: Case) -> list[str]:
         """The function's parameters, one per input (the op attrs follow them)."""
         return [arg.arg for arg in parse_function(case.source).args.args][: len(case.inputs)]
+
+    def drawn_inputs(self, case: Case) -> list[dict[str, Any]]:
+        """Anywhere: the kernel is checked against itself run as Python, which is as defined as it is."""
+        return [t.to_dict() for t in case.inputs]
 
     def check_spec(self, case: Case, outputs: tuple[TensorSpec, ...]) -> dict[str, Any]:
         device = TARGETS[case.target].device
@@ -404,6 +414,11 @@ class GraphKernel:
                 f"{len(graph_numpy.SUPPORTED)} ops: reducer/in_mindspore/graph_numpy.py)"
             )
         return _runs_on(case, [t for t in TARGETS.values() if t.runs_on_host], self.label)
+
+    def drawn_inputs(self, case: Case) -> list[dict[str, Any]]:
+        """Each input inside the domain where every op reading it is defined (graph_domains.py)."""
+        domains = input_domains(self.graph(case))
+        return [{**t.to_dict(), **d.to_dict()} for t, d in zip(case.inputs, domains, strict=True)]
 
     def check_spec(self, case: Case, outputs: tuple[TensorSpec, ...]) -> dict[str, Any]:
         return {"kernel": self.name, "info": self.graph(case), "reference": "graph_numpy"}

@@ -50,7 +50,7 @@ class Counters:
 AHEAD_POLL = 0.05  # seconds between looks at a cancel event while waiting for a compile ahead
 SAME_FAILURE = "fails the same way"
 PASSES = "passes"  # compiles, or for a wrong-result case computes the right result
-SAYS_NOTHING = "no verdict"  # the environment, or a check that compared nothing: says nothing of the kernel
+SAYS_NOTHING = "no verdict"  # the environment, or a check that compared too little: says nothing of the kernel
 
 
 @dataclass(frozen=True)

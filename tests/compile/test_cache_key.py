@@ -34,13 +34,16 @@ def test_a_changed_graph_reference_is_not_answered_from_the_cache(tmp_path, monk
     info = (CORPUS / "castup_transpose_fp16_mismatch" / "Fused_Transpose_split.info").read_text()
     graph = graphs.dumps(graphs.loads(info))
     case = Case("t", "", "", (TensorSpec((16, 16), "float16"),), graph=graph, mismatch=Mismatch())
-    reference = tmp_path / "graph_numpy.py"
+    reference, bounds = tmp_path / "graph_numpy.py", tmp_path / "graph_bounds.py"
     reference.write_text("# the reference\n")
-    monkeypatch.setattr(akg, "GRAPH_REFERENCE", str(reference))
+    bounds.write_text("# its error model\n")
+    monkeypatch.setattr(akg, "GRAPH_REFERENCE", {"graph_numpy": str(reference), "graph_bounds": str(bounds)})
     outputs = (TensorSpec((16, 16), "float16"),)
     before = akg.cache_key(case, outputs)
     reference.write_text("# the reference, now with a rule for Gather\n")
-    assert akg.cache_key(case, outputs) != before
+    with_gather = akg.cache_key(case, outputs)
+    bounds.write_text("# its error model, now for long float16 sums\n")
+    assert len({before, with_gather, akg.cache_key(case, outputs)}) == 3
 
 
 def test_how_far_the_gpu_pipeline_gets_depends_on_the_machine(monkeypatch) -> None:

@@ -49,7 +49,7 @@ def test_verdict_line_is_the_signature() -> None:
     sig = signature_of(_outcome(wrong, 1), 60)
     assert sig.kind == "mismatch" and "0.15" in sig.raw and sig.message == "wrong result: wrong values"
     assert signature_of(_outcome("AKG-REDUCE-CHECK match: every output within tolerance\n"), 60) == NO_FAILURE
-    unchecked = signature_of(_outcome("AKG-REDUCE-CHECK unchecked: output 1 compared no element\n", 3), 60)
+    unchecked = signature_of(_outcome("AKG-REDUCE-CHECK unchecked: output 1 (0 of 4) elements compared\n", 3), 60)
     assert unchecked.kind == "unchecked" and not unchecked.failed and not unchecked.kind.is_verdict
     crashed = signature_of(_outcome("Traceback (most recent call last):\nValueError: Compile error\n", 2), 60)
     assert crashed.kind == "error"  # a candidate that stops compiling is another bug, not the mismatch

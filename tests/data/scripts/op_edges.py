@@ -1,0 +1,48 @@
+"""Small nets whose fused kernels sit where a wrong-result check is easily fooled, run with graph-kernel fusion
+on CPU: integer division of negative operands (truncating and flooring), ops defined on part of [-1, 1) only
+(Log, Sqrt), a float cast to uint8, float16 arithmetic compared (fused with the Select it feeds) and summed
+(MindSpore sums in float32), and float32 Exp. Each net is one or two fused kernels; the script passes (its results are not checked here: `reduce capture --check-always` checks
+what each kernel computes)."""
+
+import numpy as np
+
+import mindspore as ms
+from mindspore import Tensor, nn, ops
+
+
+class IntegerDivision(nn.Cell):
+    def construct(self, a, b):
+        return ops.floor_div(a, b) * 3 + ops.RealDiv()(a, b)
+
+
+class LogOfRoot(nn.Cell):
+    def construct(self, x):
+        return ops.log(x) * 2 + ops.sqrt(x - 0.5)
+
+
+class ToBytes(nn.Cell):
+    def construct(self, x):
+        return ops.cast(x * 255 + 0.5, ms.uint8) + 1
+
+
+class HalfSelectAndSum(nn.Cell):
+    def construct(self, a, b, c):
+        return ops.select((a * b) > c, a + 1, b * 2) * 3, ops.ReduceSum(keep_dims=True)(a * b, 1) + 1
+
+
+class Softplus(nn.Cell):
+    def construct(self, x):
+        return ops.exp(x) * 0.5 + x
+
+
+if __name__ == "__main__":
+    ms.set_context(mode=ms.GRAPH_MODE, enable_graph_kernel=True, jit_config={"jit_level": "O1"})
+    ms.set_device("CPU")
+    rng = np.random.default_rng(0)
+    ints = [Tensor(rng.integers(-50, 50, (64,)).astype(np.int32)), Tensor(rng.integers(1, 9, (64,)).astype(np.int32))]
+    print(IntegerDivision()(*ints).asnumpy()[:4])
+    print(LogOfRoot()(Tensor(rng.uniform(1, 2, (64,)).astype(np.float32))).asnumpy()[:4])
+    print(ToBytes()(Tensor(rng.uniform(0, 0.9, (64,)).astype(np.float32))).asnumpy()[:4])
+    half = [Tensor(rng.uniform(-1, 1, (8, 256)).astype(np.float16)) for _ in range(3)]
+    print(HalfSelectAndSum()(*half)[0].asnumpy()[0, :4])
+    print(Softplus()(Tensor(rng.uniform(-1, 1, (256,)).astype(np.float32))).asnumpy()[:4])

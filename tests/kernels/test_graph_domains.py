@@ -1,0 +1,70 @@
+"""The domains of a fused graph's inputs (reducer/kernels/graph_domains.py) and the check's inputs drawn in them
+(mismatch_run.make_inputs): a graph whose ops are undefined on part of [-1, 1) gets inputs where every op is
+defined, so its reference is a number everywhere and the check compares every element."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from graph_builder import Builder
+
+from reducer.in_mindspore import graph_numpy
+from reducer.in_mindspore.mismatch_run import make_inputs
+from reducer.kernels.graph_domains import POSITIVE, Domain, input_domains
+
+pytestmark = pytest.mark.timeout(30)
+
+
+def _drawn(graph: dict) -> list[np.ndarray]:
+    specs = [{"shape": d[0]["shape"], "dtype": d[0]["data_type"]} for d in graph["input_desc"]]
+    return make_inputs([{**s, **d.to_dict()} for s, d in zip(specs, input_domains(graph), strict=True)], 0)
+
+
+def _unary(name: str, dtype: str = "float32") -> dict:
+    b = Builder()
+    x = b.input([256], dtype)
+    return b.graph([b.op(name, [x], [256])])
+
+
+@pytest.mark.parametrize("name", ["Log", "Sqrt", "Rsqrt", "Reciprocal", "Log1p", "Acosh", "Asin", "ACos"])
+def test_an_op_undefined_on_part_of_the_default_range_gets_inputs_where_it_is_defined(name: str) -> None:
+    graph = _unary(name)
+    (x,) = _drawn(graph)
+    (reference,) = graph_numpy.evaluate(graph, [x])
+    assert np.isfinite(reference).all() and len(np.unique(x)) > 200
+
+
+def test_needs_travel_back_through_constants_and_moves() -> None:
+    """sqrt(x - 2) needs x >= 2; a cast of x * 255 to uint8 needs x in [0, 1]; log(exp(x)) needs nothing."""
+    b = Builder()
+    x, y, z = b.input([4, 8]), b.input([8, 4]), b.input([32])
+    root = b.op("Sqrt", [b.op("Sub", [x, b.const(2.0, "float32")], [4, 8])], [4, 8])
+    moved = b.op("Transpose", [y, b.const([1, 0])], [4, 8])
+    byte = b.op("Cast", [b.op("Mul", [moved, b.const(255.0, "float32")], [4, 8])], [4, 8], "uint8")
+    log = b.op("Log", [b.op("Exp", [z], [32])], [32])
+    domains = input_domains(b.graph([root, byte, log]))
+    assert domains == [Domain(2.0), Domain(0.0, 1.0), Domain()]
+    xs, ys, zs = _drawn(b.graph([root, byte, log]))
+    assert xs.min() >= 2 and ys.min() >= 0 and ys.max() <= 1 and zs.min() < 0
+
+
+def test_a_divisor_is_drawn_non_zero_and_a_sum_under_a_log_positive() -> None:
+    b = Builder()
+    a, d, p, q = b.input([512], "int32"), b.input([512], "int32"), b.input([64]), b.input([64])
+    quotient = b.op("FloorDiv", [a, d], [512], "int32")
+    log = b.op("Log", [b.op("Add", [p, q], [64])], [64])
+    graph = b.graph([quotient, log])
+    assert input_domains(graph) == [Domain(), Domain(nonzero=True), POSITIVE, POSITIVE]
+    av, dv, pv, qv = _drawn(graph)
+    assert (dv != 0).all() and dv.min() < 0 < dv.max() and av.min() == -8
+    assert pv.min() > 0 and qv.min() > 0
+
+
+def test_inputs_without_a_domain_are_drawn_as_before() -> None:
+    """A graph whose ops are defined everywhere draws exactly what earlier checks drew: a corpus case's
+    wrong result stays the same wrong result."""
+    specs = [{"shape": [3, 5], "dtype": "float16"}, {"shape": [7], "dtype": "int32"}, {"shape": [4], "dtype": "uint8"}]
+    rng = np.random.RandomState(0)
+    before = [rng.uniform(-1, 1, (3, 5)).astype("float16"), rng.randint(-8, 9, 7), rng.randint(0, 9, 4)]
+    for got, want in zip(make_inputs(specs, 0), before, strict=True):
+        assert np.array_equal(got, want)
