@@ -41,6 +41,7 @@ class KernelKind(Protocol):
     well_formedness: str  # how a valid kernel is known well-formed, for an issue report ('' to say nothing)
     results_reference: str  # what a wrong-result check compares AKG's results with
     results_run: str  # how a wrong-result check runs the kernel AKG built
+    error_model: bool  # its check bounds each element by an error model (graph_bounds.py), not a tolerance
 
     def uncheckable(self, case: Case) -> str:
         """Why a wrong-result check cannot run `case` here ('' when it can)."""
@@ -232,6 +233,7 @@ class HybridKernel(_CustomFunction):
     label = "Hybrid DSL kernel"
     custom_func_type = "hybrid"
     results_reference = "the same kernel run as plain Python"
+    error_model = False
     results_run = 'run through MindSpore (`ops.Custom(..., func_type="hybrid")`)'
     well_formedness = (
         "it writes every element of its outputs and reads no element of a tensor it allocates before writing it "
@@ -284,6 +286,7 @@ class TeLangKernel(_CustomFunction):
     custom_func_type = "akg"
     results_reference = ""
     results_run = ""
+    error_model = False
     well_formedness = (
         "every element of every output is defined by its `tvm.compute` (by construction), and no read indexes a "
         "tensor outside its shape where its condition holds (checked for every candidate by tvm's bound analysis, "
@@ -354,6 +357,7 @@ class GraphKernel:
     python_function = False
     well_formedness = ""
     results_reference = "a numpy evaluation of the graph's ops (independent of AKG's op_dsl)"
+    error_model = True
     results_run = (
         "built by MindSpore's AKG (`akg.composite.build`, as AKG's composite tests do) and run through tvm's CPU "
         "runtime, each tensor followed by a guard of poison"
