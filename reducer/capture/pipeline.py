@@ -185,6 +185,7 @@ def process(
     first_of_bug: dict[str, _Checked] = {}
     for item in sorted(checked, key=lambda c: size_of(c.case)):
         first_of_bug.setdefault(item.bug, item)
+    tried = _run_workarounds([c for c in checked if c.case.mismatch is not None], out, options)
     for item in checked:
         first = first_of_bug[item.bug]
         entry: dict[str, Any] = {
@@ -200,19 +201,28 @@ def process(
             entry |= {"status": "captured"}
         else:
             options.say(f"reducing {item.kernel.name}: {item.signature.one_line()}")
-            entry |= _reduce(item, facts, out, options)
+            entry |= _reduce(item, facts, out, options, tried if item.case.mismatch is not None else [])
         report["kernels"].append(entry)
         write_atomic(out / REPORT, json.dumps(report, indent=2))
     return report
 
 
-def _reduce(item: _Checked, facts: RunFacts, out: Path, options: CaptureOptions) -> dict[str, Any]:
-    tried: list[RunWorkaround] = []
-    if item.case.mismatch is not None and options.rerun is not None:
-        options.say(f"trying graph-kernel flags on the run itself, to keep {item.kernel.name} out of it")
-        tried = try_flags(item.kernel.info, options.rerun, out / WORKAROUND_LOGS / item.kernel.name)
-        for workaround in tried:
-            options.say(f"{workaround.setting}: {workaround.outcome}")
+def _run_workarounds(wrong: list[_Checked], out: Path, options: CaptureOptions) -> list[RunWorkaround]:
+    """The graph-kernel flags tried on the run itself to keep every wrong kernel out of it at once (one flag
+    set: the run passes only when none is left); none when nothing is reduced or the run cannot be rerun."""
+    if not wrong or not options.reduce or options.rerun is None:
+        return []
+    names = ", ".join(item.kernel.name for item in wrong)
+    options.say(f"trying graph-kernel flags on the run itself, to keep {names} out of it")
+    tried = try_flags([item.kernel.info for item in wrong], options.rerun, out / WORKAROUND_LOGS)
+    for workaround in tried:
+        options.say(f"{workaround.setting}: {workaround.outcome}")
+    return tried
+
+
+def _reduce(
+    item: _Checked, facts: RunFacts, out: Path, options: CaptureOptions, tried: list[RunWorkaround]
+) -> dict[str, Any]:
     origin = Origin(facts.run, item.kernel.where, facts.final_error, tuple(tried))
     files = original_files(item.crash_yaml)
     try:

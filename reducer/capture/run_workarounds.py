@@ -1,7 +1,8 @@
-"""The way out of a wrong result, verified on the user's own run: MindSpore's graph-kernel flags
-(MS_DEV_GRAPH_KERNEL_FLAGS, read as `graph_kernel_flags` at startup) that keep the wrong kernel's ops out of
-fusion, one op at a time, and last fusion itself off. Each is tried by running the user's command again with
-the flag added to theirs; the least invasive one that makes the run pass ends the search."""
+"""The way out of wrong results, verified on the user's own run: MindSpore's graph-kernel flags
+(MS_DEV_GRAPH_KERNEL_FLAGS, read as `graph_kernel_flags` at startup) that keep the wrong kernels' ops out of
+fusion, one op of each wrong kernel at a time (all the run's wrong kernels in one flag: the run passes only
+when none is left), and last fusion itself off. Each is tried by running the user's command again with the
+flag added to theirs; the least invasive one that makes the run pass ends the search."""
 
 from __future__ import annotations
 
@@ -25,11 +26,16 @@ FUSION_OFF = "--opt_level=0"
 Rerun = Callable[[str, Path], tuple[str, Outcome]]
 
 
-def candidates(graph: dict[str, Any]) -> list[str]:
-    """The flags to try, least invasive first: each kind of op of the kernel kept out of fusion (the last
-    ops first: a wrong kernel's last op writes its output), then graph-kernel fusion off."""
-    ops = list(dict.fromkeys(reversed(graphs.op_names(graph))))
-    return [f"--disable_cluster_ops={op}" for op in ops[:MAX_OPS]] + [FUSION_OFF]
+def candidates(graphs_of_run: list[dict[str, Any]]) -> list[str]:
+    """The flags to try, least invasive first: for each wrong kernel one kind of its ops kept out of fusion (the
+    last ops first: a wrong kernel's last op writes its output), all of them in one flag, since the run
+    passes only when every wrong kernel is gone; then graph-kernel fusion off."""
+    orders = [list(dict.fromkeys(reversed(graphs.op_names(graph)))) for graph in graphs_of_run]
+    flags = []
+    for step in range(MAX_OPS):
+        ops = dict.fromkeys(order[min(step, len(order) - 1)] for order in orders if order)
+        flags.append(f"--disable_cluster_ops={','.join(ops)}")
+    return [*dict.fromkeys(flags), FUSION_OFF]
 
 
 def _outcome(outcome: Outcome) -> str:
@@ -42,12 +48,13 @@ def _outcome(outcome: Outcome) -> str:
     return f"the run still fails (exit status {outcome.returncode})"
 
 
-def try_flags(info: dict[str, Any], rerun: Rerun, logs: Path) -> list[RunWorkaround]:
-    """Each candidate flag tried on the run until one makes it pass (none for a kernel that is not a fused
-    graph: the flags do not touch it); every run's output in `logs`."""
+def try_flags(infos: list[dict[str, Any]], rerun: Rerun, logs: Path) -> list[RunWorkaround]:
+    """Each candidate flag tried on the run until one makes it pass, for all the wrong kernels `infos` of the
+    run at once (those that are not fused graphs left out: the flags do not touch them); every run's output in
+    `logs`."""
     tried = []
-    kind = kind_of_info(info)
-    for number, flag in enumerate(candidates(info) if kind and kind.graph_kernel_flags else [], 1):
+    fused = [info for info in infos if (kind := kind_of_info(info)) and kind.graph_kernel_flags]
+    for number, flag in enumerate(candidates(fused) if fused else [], 1):
         try:
             setting, outcome = rerun(flag, logs / f"run-{number}.log")
         except InputError as exc:

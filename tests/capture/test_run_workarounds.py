@@ -15,6 +15,7 @@ pytestmark = pytest.mark.timeout(30)
 
 
 def _graph() -> dict:
+    """Transpose, Neg, Cast."""
     b = Builder()
     x = b.input([4, 4], "float16")
     t = b.op("Transpose", [x, b.const([1, 0])], [4, 4], "float16")
@@ -27,7 +28,7 @@ def _outcome(code: int) -> Outcome:
 
 
 def test_each_op_kind_is_kept_out_of_fusion_last_op_first_then_fusion_is_off() -> None:
-    assert candidates(_graph()) == [
+    assert candidates([_graph()]) == [
         "--disable_cluster_ops=Cast",
         "--disable_cluster_ops=Neg",
         "--disable_cluster_ops=Transpose",
@@ -42,7 +43,7 @@ def test_trying_stops_at_the_first_flag_that_makes_the_run_pass(tmp_path: Path) 
         runs.append(flag)
         return f"MS_DEV_GRAPH_KERNEL_FLAGS={flag!r}", _outcome(0 if flag.endswith("Neg") else 1)
 
-    tried = try_flags(_graph(), rerun, tmp_path)
+    tried = try_flags([_graph()], rerun, tmp_path)
     assert runs == ["--disable_cluster_ops=Cast", "--disable_cluster_ops=Neg"]
     assert [w.passes for w in tried] == [False, True]
     assert tried[0].outcome == "the run still fails (exit status 1)"
@@ -50,4 +51,31 @@ def test_trying_stops_at_the_first_flag_that_makes_the_run_pass(tmp_path: Path) 
 
 def test_a_kernel_that_is_no_graph_gets_no_flags(tmp_path: Path) -> None:
     custom = {"op_desc": [{"name": "Custom"}]}
-    assert try_flags(custom, lambda flag, log: pytest.fail("ran"), tmp_path) == []
+    assert try_flags([custom], lambda flag, log: pytest.fail("ran"), tmp_path) == []
+
+
+def _exp_graph() -> dict:
+    """Exp, Mul."""
+    b = Builder()
+    x = b.input([8])
+    return b.graph([b.op("Mul", [b.op("Exp", [x], [8]), b.const(0.5, "float32")], [8])])
+
+
+def test_two_wrong_kernels_of_different_ops_are_kept_out_together(tmp_path: Path) -> None:
+    """A run with two wrong kernels passes only when both are out of fusion: each flag names an op of each,
+    and the trying takes as many runs as for one kernel, not one search per kernel."""
+    assert candidates([_graph(), _exp_graph()]) == [
+        "--disable_cluster_ops=Cast,Mul",
+        "--disable_cluster_ops=Neg,Exp",
+        "--disable_cluster_ops=Transpose,Exp",
+        FUSION_OFF,
+    ]
+    runs: list[str] = []
+
+    def rerun(flag: str, log: Path) -> tuple[str, Outcome]:
+        runs.append(flag)
+        both_out = "Neg" in flag and "Exp" in flag
+        return f"MS_DEV_GRAPH_KERNEL_FLAGS={flag!r}", _outcome(0 if both_out else 1)
+
+    tried = try_flags([_graph(), _exp_graph()], rerun, tmp_path)
+    assert [w.passes for w in tried] == [False, True] and len(runs) == 2
