@@ -136,21 +136,27 @@ def test_the_castup_transpose_leaves_half_of_its_output_unwritten(
     rows unwritten and fills row 0 with untransposed values."""
     case, outcome = corpus_compiles["castup_transpose_fp16_mismatch"]
     assert signature_of(outcome, case.time_limit).kind == "mismatch"
-    assert "(192 of 256 elements off tolerance 0.005, 128 never written, 0 undefined)" in outcome.output
+    assert "(192 of 256 compared elements off, 128 never written, 0 of 256 not compared)" in outcome.output
     assert "at [0, 1]: expected -0.959473, AKG gives 0.43042" in outcome.output  # x[0, 1] where x.T[0, 1] belongs
 
 
-def test_every_graph_mindspore_wrote_here_checks_as_right() -> None:
+def test_every_graph_mindspore_wrote_here_checks_as_right_but_for_akgs_fast_exp_and_tanh() -> None:
     """No false alarm: the fused kernels of nets whose results MindSpore got right (tests/data/graphs) are
-    right by the check too, one runner serving them all."""
+    right by the check too, one runner serving them all; those with a float32 Exp or Tanh, which AKG computes
+    some 45 times less accurately than MindSpore's own kernels, are imprecise (docs/wrong-results.md)."""
     graphs = sorted(WRITTEN_BY_MINDSPORE.glob("*.info"))
     assert len(graphs) >= 8
     pool = WorkerPool()
+    verdicts = {}
     try:
         for path in graphs:
             case = load_input(path).with_(mismatch=Mismatch())
             outcome = compile_case(case, outputs_of(case), pool=pool)
-            assert signature_of(outcome, case.time_limit).kind == "none", (path.name, outcome.output[-2000:])
-            assert "AKG-REDUCE-CHECK match: every output within tolerance of the numpy reference" in outcome.output
+            verdicts[path.name] = signature_of(outcome, case.time_limit).message or "right"
+            if verdicts[path.name] == "right":
+                assert "AKG-REDUCE-CHECK match: every output within tolerance of the numpy reference" in outcome.output
     finally:
         pool.close()
+    approximated = {name for name, text in verdicts.items() if "_Exp_" in name or "GeLU" in name}
+    assert {name for name, said in verdicts.items() if said != "right"} == approximated
+    assert {verdicts[name] for name in approximated} == {"wrong result: imprecise values (each off by at most 1 %)"}
