@@ -20,6 +20,11 @@ from reducer.inputs.kernel_meta import WrittenKernel
 
 # Build attrs that only steer MindSpore's kernel cache and AKG's logging; they are not part of the bug.
 STEERING_ATTRS = ("compile_cache", "log_level")
+# MindSpore's graph-kernel flags (`graph_kernel_flags`), as a run sets them in its environment.
+FLAGS_ENV = "MS_DEV_GRAPH_KERNEL_FLAGS"
+# The flags MindSpore turns into build attrs of every AKG kernel it builds (AkgKernelBuilder::CollectBuildAttrs
+# in its kernel/akg/akg_kernel_build.cc): online_tuning when above 0, repository_path when set.
+FLAG_ATTRS = {"online_tuning": int, "repository_path": str}
 # Variables kept besides MS_* and AKG_*: AKG reads these while it compiles.
 COMPILE_VARS = ("OMP_NUM_THREADS", "SYMBOLIC_TILING")
 # MS_* variables that only say where MindSpore caches, logs, dumps or how many builders it starts.
@@ -57,6 +62,22 @@ def compile_attrs(attrs: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in attrs.items() if k not in STEERING_ATTRS}
 
 
+def flag_attrs(env: dict[str, str]) -> dict[str, Any]:
+    """The build attrs every kernel of a run with `env` was built with, as MindSpore derives them from the
+    run's graph-kernel flags (MindSpore logs a kernel's attrs only when its build fails)."""
+    attrs: dict[str, Any] = {}
+    for flag in env.get(FLAGS_ENV, "").split():
+        name, _, value = flag.removeprefix("--").partition("=")
+        if name in FLAG_ATTRS and value:
+            try:
+                attrs[name] = FLAG_ATTRS[name](value)
+            except ValueError:
+                continue  # MindSpore refuses the flag itself
+    if attrs.get("online_tuning", 1) <= 0:
+        del attrs["online_tuning"]
+    return attrs
+
+
 def compile_env(env: dict[str, str]) -> dict[str, str]:
     """The variables of a run that change what AKG compiles."""
     return {
@@ -90,9 +111,10 @@ def gather(findings: LogFindings, written: list[WrittenKernel], log_name: str, c
     return _distinct_names(found)
 
 
-def built(written: list[WrittenKernel], cwd: Path | None) -> list[FoundKernel]:
-    """The kernels the run wrote and built: those whose results a wrong-result check looks at."""
-    return _distinct_names([_on_disk(w, {}, cwd, "built by the run") for w in written if w.compiled])
+def built(written: list[WrittenKernel], cwd: Path | None, attrs: dict[str, Any]) -> list[FoundKernel]:
+    """The kernels the run wrote and built, with the build attrs it built them with: those whose results a
+    wrong-result check looks at."""
+    return _distinct_names([_on_disk(w, attrs, cwd, "built by the run") for w in written if w.compiled])
 
 
 def _on_disk(kernel: WrittenKernel, attrs: dict[str, Any], cwd: Path | None, how: str) -> FoundKernel:

@@ -11,13 +11,13 @@ from pathlib import Path
 from typing import Any
 
 from reducer.bundle.write import RunWorkaround
+from reducer.capture.found import FLAGS_ENV
 from reducer.compile.sandbox import Outcome
 from reducer.compile.user_run import run_command
 from reducer.core.errors import InputError
 from reducer.kernels import graph as graphs
 from reducer.kernels.kinds import kind_of_info
 
-FLAGS_ENV = "MS_DEV_GRAPH_KERNEL_FLAGS"
 MAX_OPS = 3  # ops of the wrong kernel tried one at a time before fusion is turned off
 FUSION_OFF = "--opt_level=0"
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from reducer.capture.found import FoundKernel, built, compile_env, gather, shown_path
+from reducer.capture.found import FoundKernel, built, compile_env, flag_attrs, gather, shown_path
 from reducer.capture.pipeline import NOT_CHECKED, NOT_REPRODUCED, RIGHT, CaptureOptions, RunFacts, process
 from reducer.capture.run_workarounds import rerun_of
 from reducer.compile.sandbox import Outcome
@@ -113,7 +113,7 @@ def capture(
     if results is ResultsCheck.OFF:
         hint = " (to check what the kernels it built compute: --check-results)" if failed else ""
         raise NothingFailed(f"nothing failed in AKG: `{shown}` {ended}{last}{hint}")
-    checked = built(written, cwd)
+    checked = built(written, cwd, flag_attrs(env))
     if not checked:
         raise NothingFailed(f"nothing to check: `{shown}` {ended} and built no AKG kernel{last}")
     options.say(f"checking the results of the {counted(len(checked), 'kernel')} it built")

@@ -1,15 +1,19 @@
-"""The graph-kernel flags tried on a user's run to get out of a wrong result: which, in what order, and
-when the trying stops."""
+"""The graph-kernel flags of a user's run: those tried to get out of wrong results (which, in what order, when
+the trying stops), and the build attrs the run's own flags gave the kernels it built."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
+import yaml
 from graph_builder import Builder
 
+from reducer.capture.found import FLAGS_ENV, built, flag_attrs, write_case
 from reducer.capture.run_workarounds import FUSION_OFF, candidates, try_flags
 from reducer.compile.sandbox import Outcome
+from reducer.inputs.kernel_meta import WrittenKernel
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -79,3 +83,17 @@ def test_two_wrong_kernels_of_different_ops_are_kept_out_together(tmp_path: Path
 
     tried = try_flags([_graph(), _exp_graph()], rerun, tmp_path)
     assert [w.passes for w in tried] == [False, True] and len(runs) == 2
+
+
+def test_a_kernel_the_run_built_is_checked_with_the_attrs_its_flags_gave_it(tmp_path: Path) -> None:
+    """MindSpore logs a kernel's build attrs only when its build fails; those of a kernel it built are what
+    its graph-kernel flags make of them (online_tuning above 0, repository_path), besides the cache's and the
+    log's, which only steer."""
+    flags = "--opt_level=2 --online_tuning=2 --repository_path=/data/tiling.json --enable_expand_ops=Gelu"
+    assert flag_attrs({FLAGS_ENV: flags}) == {"online_tuning": 2, "repository_path": "/data/tiling.json"}
+    assert flag_attrs({FLAGS_ENV: "--online_tuning=0 --online_tuning=x"}) == {} == flag_attrs({})
+    written = tmp_path / "Fused_Exp_fusion_1.info"
+    written.write_text(json.dumps(_exp_graph()))
+    (kernel,) = built([WrittenKernel(written, _exp_graph(), compiled=True)], tmp_path, {"online_tuning": 2})
+    crash = yaml.safe_load(write_case(kernel, {}, tmp_path / "case", "").read_text())
+    assert crash["attrs"] == {"online_tuning": 2}
