@@ -105,3 +105,16 @@ def test_a_long_float16_sum_added_in_float16_is_not_checked_and_a_short_one_is(t
         assert check.returncode == 3, check.stderr
         said = "not checked: output 0 (0 of 8)" if terms == 4096 else "computes the same result as its reference"
         assert said in check.stderr, check.stderr
+
+
+def test_the_imprecise_exp_reduces_to_one_exp_that_stays_imprecise(tmp_path: Path) -> None:
+    """corpus/fused_exp_float32_imprecise (the script's Exp kernel): the same wrong kind at the same ops, so
+    the minimal graph is one float32 Exp."""
+    crash = HERE.parent / "corpus" / "fused_exp_float32_imprecise" / "crash.yaml"
+    run = reduce_cli(str(crash), "-o", "out", "-j", "2", "--no-diagnosis", cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    bundle = tmp_path / "out" / "fused_exp_float32_imprecise"
+    minimal = json.loads((bundle / "kernel.info").read_text())
+    assert [(op["name"], op["output_desc"][0]["data_type"]) for op in minimal["op_desc"]] == [("Exp", "float32")]
+    signature = json.loads((bundle / "reduction.json").read_text())["signature"]
+    assert signature["message"] == "wrong result: imprecise values (each off by at most 1 %)"
