@@ -1,7 +1,7 @@
 """Small nets whose fused kernels sit where a wrong-result check is easily fooled, run with graph-kernel fusion
 on CPU: integer and float16 division of negative operands (truncating and flooring), ops defined on part of
 [-1, 1) only (Log, Sqrt), a float cast to uint8, float16 arithmetic compared (fused with the Select it feeds)
-and summed (MindSpore sums it in float32), and float32 Exp. The script passes (its results are not checked
+and summed (MindSpore sums it in float32), float16 arithmetic handed on as float32, and float32 Exp. The script passes (its results are not checked
 here: `reduce capture --check-always` checks what each fused kernel computes)."""
 
 import numpy as np
@@ -35,6 +35,11 @@ class HalfSelectAndSum(nn.Cell):
         return ops.select((a * b) > c, a + 1, b * 2) * 3, ops.ReduceSum(keep_dims=True)(a * b, 1) + 1
 
 
+class HalfToSingle(nn.Cell):
+    def construct(self, a, b, c):
+        return ops.cast(a * b + c, ms.float32) * 2.0
+
+
 class Softplus(nn.Cell):
     def construct(self, x):
         return ops.exp(x) * 0.5 + x
@@ -54,4 +59,5 @@ if __name__ == "__main__":
     print(ToBytes()(Tensor(rng.uniform(0, 0.9, (64,)).astype(np.float32))).asnumpy()[:4])
     half = [Tensor(rng.uniform(-1, 1, (8, 256)).astype(np.float16)) for _ in range(3)]
     print(HalfSelectAndSum()(*half)[0].asnumpy()[0, :4])
+    print(HalfToSingle()(*half).asnumpy()[0, :4])
     print(Softplus()(Tensor(rng.uniform(-1, 1, (256,)).astype(np.float32))).asnumpy()[:4])
