@@ -413,9 +413,11 @@ class GraphKernel:
         """Built by AKG and run through tvm's CPU runtime, compared with graph_numpy's evaluation."""
         missing = graph_numpy.unsupported(self.graph(case))
         if missing:
+            why = [f"; {op}: {reason}" for op, (_, reason) in graph_numpy.UNSUPPORTED_ON.items()
+                   if any(m.startswith(f"{op} on ") for m in missing)]  # fmt: skip
             return (
-                f"the numpy reference of fused graphs has no rule for {', '.join(missing)} (it covers "
-                f"{len(graph_numpy.SUPPORTED)} ops: reducer/in_mindspore/graph_numpy.py)"
+                f"the numpy reference of fused graphs has no rule for {', '.join(missing)}{''.join(why)} (it "
+                f"covers {len(graph_numpy.SUPPORTED)} ops: reducer/in_mindspore/graph_numpy.py)"
             )
         return _runs_on(case, [t for t in TARGETS.values() if t.runs_on_host], self.label)
 

@@ -12,7 +12,9 @@ from collections.abc import Iterator
 import pytest
 from conftest import needs_akg
 
+from reducer.core.case import Case, Mismatch, TensorSpec
 from reducer.in_mindspore import graph_numpy, script
+from reducer.kernels.kinds import GRAPH
 
 pytestmark = [pytest.mark.akg, needs_akg, pytest.mark.timeout(180)]
 
@@ -55,3 +57,6 @@ def test_a_refused_dtype_is_refused_for_a_reason_that_a_matrix_row_shows(matrix:
     assert {op for op, _ in refused} == set(graph_numpy.UNSUPPORTED_ON)
     graph = {"op_desc": [{"name": "Pow", "input_desc": [[{"data_type": "int32"}], [{"data_type": "int32"}]]}]}
     assert graph_numpy.unsupported(graph) == ["Pow on int32"]
+    case = Case("pow", "", "", (TensorSpec((8,), "int32"),) * 2, graph=json.dumps(graph), mismatch=Mismatch())
+    said = GRAPH.uncheckable(case)
+    assert "no rule for Pow on int32; Pow: MindSpore's integer Pow goes through floating point" in said
