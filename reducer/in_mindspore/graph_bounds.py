@@ -46,10 +46,11 @@ def _stored(value: np.ndarray, dtype: np.dtype) -> np.ndarray:
     return np.asarray(value).astype(dtype).astype(np.float64) if dtype.kind in "iub" else np.asarray(value, float)
 
 
-def _corners(op: dict[str, Any], data: list[np.ndarray], errors: list[np.ndarray], exact: np.ndarray) -> np.ndarray:
+def _corners(
+    op: dict[str, Any], data: list[np.ndarray], errors: list[np.ndarray], tensors: list, exact: np.ndarray
+) -> np.ndarray:
     """The largest change of an elementwise op's result over the corners of its operands' error intervals
     (NaN, an operand leaving the op's domain, counts as unbounded)."""
-    _, tensors = graph_numpy.data_tensors(op)
     dtype = np.dtype(op["output_desc"][0]["data_type"])
     moved = [i for i, e in enumerate(errors) if np.any(e)]
     center = _stored(exact, dtype)
@@ -68,16 +69,18 @@ def _reduced_count(data: np.ndarray, exact: np.ndarray) -> int:
     return max(1, data.size // max(1, np.size(exact)))
 
 
-def op_error(op: dict[str, Any], data: list[np.ndarray], errors: list[np.ndarray], exact: np.ndarray) -> np.ndarray:
-    """The bound on the error of the op's result: its operands' errors carried through it, plus its own."""
+def op_error(
+    op: dict[str, Any], data: list[np.ndarray], errors: list[np.ndarray], tensors: list, exact: np.ndarray
+) -> np.ndarray:
+    """The bound on the error of the op's result (its input tensors `tensors`): its operands' errors carried
+    through it, plus its own."""
     name = op["name"]
-    _, tensors = graph_numpy.data_tensors(op)
     dtype = op["output_desc"][0]["data_type"]
     u = unit(dtype)
     magnitude = np.abs(np.nan_to_num(exact.astype(np.float64), posinf=0, neginf=0))
     own = LESS_ACCURATE * graph_numpy.mindspore_ulps(name) * u * magnitude
     if name in graph_numpy.ELEMENTWISE:
-        return _corners(op, data, errors, exact) + own
+        return _corners(op, data, errors, tensors, exact) + own
     if name in ("ReduceSum", "AddN", "MatMul", "BatchMatMul", "ReduceProd"):
         return _accumulated(op, data, errors, tensors, exact, u) + own
     if name in graph_numpy.REDUCE:  # max, min, all, any: an input's error moves the result at most as much
@@ -125,10 +128,10 @@ class _Tracker:
         return self.errors.get(tensor["tensor_name"], np.zeros(np.shape(value)))
 
     def __call__(self, op: dict[str, Any], data: list[np.ndarray], exact: np.ndarray) -> None:
-        operands, _ = graph_numpy.data_tensors(op)
+        operands, tensors = graph_numpy.data_tensors(op)
         errors = [self.error_of(operands[i], data[i]) for i in range(len(data))]
         (out,) = op["output_desc"]
-        bound = np.asarray(op_error(op, data, errors, exact), np.float64)
+        bound = np.asarray(op_error(op, data, errors, tensors, exact), np.float64)
         self.errors[out["tensor_name"]] = np.broadcast_to(bound, np.shape(exact)).reshape(out["shape"])
 
 
