@@ -9,7 +9,7 @@ JOBS ?= 2
 # carry the same xdist_group mark and run on one worker (--dist loadgroup).
 TEST_JOBS ?= 2
 
-.PHONY: install gdb ascend demo test test-again lint bench clean
+.PHONY: install gdb browser ascend demo test test-again lint bench clean
 
 $(BIN)/reduce: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -25,6 +25,11 @@ gdb:
 	@command -v gdb >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get update -qq && apt-get install -y -qq gdb >/dev/null; } \
 		|| echo "akg-reduce: please install gdb (apt-get install gdb): a crash by a signal is known by where it died"
 
+# The shape plan's page is tested in a real browser: Debian's Chromium, installed when missing and this is root.
+browser:
+	@command -v chromium >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get update -qq && apt-get install -y -qq chromium >/dev/null; } \
+		|| echo "akg-reduce: the browser test of plan.html needs chromium (apt-get install chromium)"
+
 # target aicore compiles with AKG's Ascend build, which only MindSpore 2.7's wheels ship: `reduce` installs
 # MindSpore 2.7.2 into its toolchain cache on first use (~/.cache/akg-reduce/toolchains); the tests' real
 # Ascend tier needs it, so `make test` has it installed first.
@@ -35,7 +40,7 @@ demo: install
 	$(BIN)/reduce corpus/$(CASE)/crash.yaml -o $(OUT) -j $(JOBS)
 	@echo "the bundle named above holds ISSUE.md, repro.py, kernel.info, ...; its .tar.gz lies beside it"
 
-test: install ascend
+test: install ascend browser
 	$(BIN)/ruff check reducer tests bench
 	$(BIN)/pytest -q -p no:cacheprovider -n $(TEST_JOBS) --dist loadgroup --durations=15
 

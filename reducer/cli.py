@@ -27,11 +27,14 @@ from reducer.core.errors import InputError, NotFailingError
 from reducer.core.targets import target_named, with_toolchain
 from reducer.diagnosis.diagnose import DEFAULT_BUDGET
 from reducer.inputs.load import load_input, original_files
+from reducer.inputs.shape_list import ShapeLine, dim_ranges, read_shape_file, run_shapes
 from reducer.kernels.kinds import kind_of, size_of
 from reducer.kernels.size import Size
 from reducer.nightly.run import NightOptions, run_night
 from reducer.search.oracle import Counters
 from reducer.session import Events, Settings, original_signature, reduce_case
+from reducer.shapes.buckets import PADDED_BUDGET
+from reducer.shapes.plan import ShapesOptions, make_plan
 from reducer.toolchain.builds import choose_build
 from reducer.toolchain.launch import akg_build as build_for
 from reducer.toolchain.launch import find_toolchain, target_interpreter
@@ -224,6 +227,94 @@ def check(
     out.print(sig.one_line())
 
 
+SHAPES_HELP = "a file of calls, one per line: the shapes of the kernel's inputs in order, e.g. [1, 512, 64] [8, 64]"
+DIMS_HELP = "calls from ranges: NAME[AXIS]=START..STOP[/STEP], e.g. 'x[1]=512..2048/64' (repeat: every combination)"
+FROM_RUN_HELP = "calls from a run: every .info under this folder (akg_kernel_meta/) that holds the same kernel"
+TARGETS_HELP = "comma-separated targets to compile for (default: every one this machine compiles for)"
+
+
+@app.command("shapes")
+def shapes_command(
+    crash: Annotated[Path, typer.Argument(help="crash.yaml (or .info) of the kernel")],
+    shapes: Annotated[Path | None, typer.Option("--shapes", help=SHAPES_HELP)] = None,
+    dims: Annotated[list[str] | None, typer.Option("--dims", help=DIMS_HELP)] = None,
+    from_run: Annotated[Path | None, typer.Option("--from-run", help=FROM_RUN_HELP)] = None,
+    output: Annotated[Path, typer.Option("-o", "--output", help="where plan.json, plan.md and bundles go")] = Path(
+        "plan"
+    ),
+    targets: Annotated[str | None, typer.Option("--targets", help=TARGETS_HELP)] = None,
+    jobs: Annotated[int, typer.Option("-j", "--jobs", min=1, help="compiles at once")] = os.cpu_count() or 1,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="do not read or write the persistent cache")] = False,
+    no_check: Annotated[
+        bool, typer.Option("--no-check", help="do not check what the calls that compile compute")
+    ] = False,
+    no_reduce: Annotated[bool, typer.Option("--no-reduce", help="write each bug's case, do not reduce it")] = False,
+    bucket_budget: Annotated[
+        int, typer.Option("--bucket-budget", min=0, help="padded shapes compiled at most to find buckets")
+    ] = PADDED_BUDGET,
+    no_diagnosis: Annotated[bool, typer.Option("--no-diagnosis", help="bundles without the diagnosis")] = False,
+) -> None:
+    """Compile the kernel of CRASH for every call of a shape list on every target: which calls fail, as which
+    bug; the pass rate per target and bug; buckets (bigger shapes that compile) for the failing calls; one
+    case, reduced into a bundle, per bug. Writes OUT/plan.json and OUT/plan.md."""
+    signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        case = load_input(crash)
+        lines = _shape_lines(case, shapes, dims or [], from_run)
+        cache = None if no_cache else default_cache_path()
+        settings = Settings(jobs, cache=cache, diagnose=not no_diagnosis)
+        named = tuple(t.strip() for t in targets.split(",") if t.strip()) if targets else ()
+        options = ShapesOptions(settings, named, not no_check, not no_reduce, bucket_budget)
+        with Progress(*Progress.get_default_columns(), TextColumn("{task.fields[stage]}"), console=err) as bar:
+            task = bar.add_task("calls", total=None, stage="")
+            plan = make_plan(
+                case,
+                lines,
+                output,
+                options,
+                on_done=lambda n: bar.advance(task, n),
+                on_stage=lambda text: bar.update(task, stage=text),
+                events=Events(on_stage=lambda text: bar.update(task, stage=f"reducing: {text}")),
+            )
+    except InputError as exc:
+        raise _fail(EXIT_BAD_INPUT, _about(crash, exc)) from None
+    except KeyboardInterrupt:
+        raise _fail(EXIT_INTERRUPTED, "interrupted; nothing of the plan is written") from None
+    _say_plan(plan, output)
+
+
+def _shape_lines(case: Case, shapes: Path | None, dims: list[str], from_run: Path | None) -> list[ShapeLine]:
+    if sum(x is not None and x != [] for x in (shapes, dims, from_run)) != 1:
+        raise InputError("give the calls one way: --shapes FILE, --dims RANGE (repeatable) or --from-run FOLDER")
+    if shapes is not None:
+        return read_shape_file(shapes, case)
+    if dims:
+        return dim_ranges(dims, case)
+    assert from_run is not None
+    return run_shapes(from_run, case)
+
+
+def _say_plan(plan: dict[str, Any], output: Path) -> None:
+    for target, rate in plan["pass_rates"].items():
+        share = "no verdict" if rate["pass_rate"] is None else f"{100 * rate['pass_rate']:.0f} % compile"
+        out.print(
+            f"{target}: {rate['compiles']} of {rate['calls']} calls compile ({share}), {rate['fails']} fail, "
+            f"{rate['wrong']} compute wrong, {rate['invalid']} invalid  [{plan['seconds_per_target'][target]} s]"
+        )
+    for bug in plan["bugs"]:
+        then = bug.get("bundle") or bug.get("not_reduced") or bug["case"]
+        out.print(f"bug {bug['bug']}: {bug['calls']} calls: {bug['signature']}  ->  {then}")
+    for bucket in plan["buckets"]:
+        mask = f"  (needs a mask: {', '.join(bucket['mask_needed'])})" if bucket["mask_needed"] else ""
+        out.print(
+            f"bucket {bucket['line']}: stands for {len(bucket['covers'])} calls, "
+            f"padding cost {bucket['padding_cost']}{mask}"
+        )
+    for call in plan["not_covered"]:
+        out.print(f"no bucket for {call['line']}: {call['why']}")
+    out.print(f"plan: {output / 'plan.md'}")
+
+
 @app.command("toolchain")
 def toolchain_command(
     name: Annotated[str, typer.Argument(metavar="TARGET", help=TOOLCHAIN_HELP)] = with_toolchain()[0].name,
@@ -347,6 +438,6 @@ def corpus(
 
 def main() -> None:
     args = sys.argv[1:]
-    if args and args[0] not in {"run", "check", "capture", "from-log", "corpus", "toolchain", "--help", "-h"}:
+    if args and args[0] not in {"run", "check", "capture", "from-log", "corpus", "shapes", "toolchain", "--help", "-h"}:
         args = ["run", *args]
     app(args, prog_name="reduce")

@@ -23,6 +23,7 @@ LAYERS = [
     "session",
     "capture",
     "nightly",
+    "shapes",
     "cli",
 ]
 TOP = {"session": "session", "cli": "cli", "__main__": "cli", "__init__": "core"}

@@ -8,7 +8,9 @@ Protocol, one JSON object per line. Probe -> reducer: {"ready": seconds} after t
 {"unavailable": why} before ending. Reducer -> probe: {"source", "function", "func_type", "inputs":
 [[shape, dtype], ...], "attrs": {the Custom op's attrs}}; the answer: {"outputs": [[shape, dtype], ...],
 "stages": {name: [shape, dtype]} (the function's local tensors when it returned), "unchecked": [the reads
-whose bounds no check could decide]} or {"invalid": why}. End of input ends the probe."""
+whose bounds no check could decide]} or {"invalid": why}. A request with "run": [[shape, dtype, base64 of
+the bytes], ...] asks instead for the kernel run on those values as plain TVM builds it for the CPU (no AKG
+pass): {"results": [the same triples]}. End of input ends the probe."""
 
 import json
 import os
@@ -324,7 +326,9 @@ def _walk(tvm, outputs, placeholders):
     return unchecked
 
 
-def evaluate(tvm, request):
+def _called(tvm, request, shapes, stages=None):
+    """The function called on placeholders of `shapes`, as AKG calls it: (placeholders, output tensors); its
+    local tensors when it returned go to `stages`."""
     source, function, func_type = request["source"], request["function"], request["func_type"]
     module = {"__name__": function}
     exec(compile(source, f"<kernel {function}>", "exec"), module)
@@ -333,9 +337,9 @@ def evaluate(tvm, request):
         raise Invalid(f"the source defines no function {function}")
     func.__globals__["tvm"] = tvm
     placeholders = [
-        tvm.placeholder(tuple(shape), dtype, name=f"input_{i}") for i, (shape, dtype) in enumerate(request["inputs"])
+        tvm.placeholder(tuple(shape), dtype, name=f"input_{i}")
+        for i, (shape, (_, dtype)) in enumerate(zip(shapes, request["inputs"], strict=True))
     ]
-    stages = {}
 
     def keep_locals(frame, event, arg):
         if event == "return" and frame.f_code is func.__code__:
@@ -344,7 +348,7 @@ def evaluate(tvm, request):
                     stages[name] = value
 
     attrs = {name: tvm.convert(value) for name, value in request.get("attrs", {}).items()}  # as AKG hands them
-    sys.setprofile(keep_locals)
+    sys.setprofile(keep_locals if stages is not None else None)
     try:
         result = func(placeholders, attrs) if func_type == "ir_builder" else func(*placeholders, **attrs)
     finally:
@@ -352,6 +356,12 @@ def evaluate(tvm, request):
     results = list(result) if isinstance(result, (list, tuple)) else [result]
     if not results or not all(isinstance(r, tvm.tensor.Tensor) for r in results):
         raise Invalid("the function must return its output tensors")
+    return placeholders, results
+
+
+def evaluate(tvm, request):
+    stages = {}
+    placeholders, results = _called(tvm, request, [shape for shape, _ in request["inputs"]], stages)
     if any(any(r.op.same_as(p.op) for p in placeholders) for r in results):
         raise Invalid("an output is an input (AKG builds nothing for it)")
     unchecked = _walk(tvm, results, placeholders)
@@ -366,6 +376,38 @@ def evaluate(tvm, request):
         "stages": described,
         "unchecked": unchecked,
     }
+
+
+def _run_plain(tvm, request, values):
+    """The kernel run on `values` as plain TVM builds it for the CPU (its default schedule, LLVM, none of AKG's
+    passes): a reference of what the kernel computes."""
+    import tempfile
+
+    import numpy as np
+
+    placeholders, results = _called(tvm, request, [v.shape for v in values])
+    here = os.getcwd()
+    with tempfile.TemporaryDirectory(prefix="akg-reduce-plain-") as folder:
+        os.chdir(folder)  # AKG's tvm.build writes akg_kernel_meta/ where it runs: never the user's folder
+        try:
+            built = tvm.build(tvm.create_schedule([r.op for r in results]), placeholders + results, "llvm")
+        finally:
+            os.chdir(here)
+    outputs = [tvm.nd.array(np.zeros(_shape(r, "an output"), r.dtype)) for r in results]
+    built(*[tvm.nd.array(v) for v in values], *outputs)
+    return [o.asnumpy() for o in outputs]
+
+
+def run_plain(tvm, request):
+    """{"results": [[shape, dtype, base64 of the bytes], ...]}: the kernel run by plain TVM on request["run"]'s
+    values (the same triples)."""
+    import base64
+
+    import numpy as np
+
+    values = [np.frombuffer(base64.b64decode(data), dtype).reshape(shape) for shape, dtype, data in request["run"]]
+    results = _run_plain(tvm, request, values)
+    return {"results": [[list(r.shape), str(r.dtype), base64.b64encode(r.tobytes()).decode()] for r in results]}
 
 
 def _last_line(message):
@@ -391,7 +433,7 @@ def main():
     for line in sys.stdin:
         request = json.loads(line)
         try:
-            answer = evaluate(tvm, request)
+            answer = run_plain(tvm, request) if "run" in request else evaluate(tvm, request)
         except Invalid as exc:
             answer = {"invalid": str(exc)}
         except Exception as exc:

@@ -20,6 +20,7 @@ from reducer.core import pyparse
 from reducer.core.case import Case, TensorSpec
 from reducer.core.errors import InvalidKernel
 from reducer.kernels.hybrid_check import BINARY_BASIC, BINARY_GENERAL, LOOPS, UNARY_BASIC, UNARY_GENERAL, static_check
+from reducer.kernels.padding import Dim, PaddingEffect, effect_of
 from reducer.kernels.well_formed import (
     IllFormed,
     Tracked,
@@ -188,9 +189,10 @@ def _run(
     loops: Callable[..., Iterable[int]] | None = None,
     tracked: ast.FunctionDef | None = None,
     inputs: tuple[TensorSpec, ...] | None = None,
+    values: list[np.ndarray] | None = None,
 ) -> Any:
-    """Run the kernel on zero inputs (its own, or `inputs`) and its op attrs, as AKG calls it; `loops`
-    replaces the loop intrinsics (range, serial, ...); with `tracked` (the parsed kernel), fresh tensors
+    """Run the kernel on zero inputs (its own, or `inputs`), or on `values`, and its op attrs, as AKG calls it;
+    `loops` replaces the loop intrinsics (range, serial, ...); with `tracked` (the parsed kernel), fresh tensors
     remember which elements were written and reads of the others fail (well_formed.py)."""
     env: dict[str, Any] = dict(INTRINSICS)
     if tracked is not None:
@@ -200,7 +202,7 @@ def _run(
         env["grid"] = lambda extents: iter(())
     code = compile(case.source, f"<kernel {case.function}>", "exec")
     exec(code, env)
-    args = [np.zeros(t.shape, dtype=t.dtype) for t in (case.inputs if inputs is None else inputs)]
+    args = values if values is not None else [np.zeros(t.shape, t.dtype) for t in (inputs or case.inputs)]
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return env[case.function](*args, *case.op_attrs.values())
@@ -287,3 +289,18 @@ def loop_nest_extents(case: Case) -> list[int]:
             nest.append(extent)
             depth = d
     return nest[::-1]
+
+
+def padding_effect(case: Case, dims: list[Dim]) -> PaddingEffect:
+    """What padding `dims` of the inputs does to the kernel's results, run as Python (padding.py)."""
+
+    def run(values: list[np.ndarray]) -> list[np.ndarray]:
+        with _line_budget():
+            return list(_listed(_run(case, values=values)))
+
+    try:
+        return effect_of(run, case.inputs, dims)
+    except BudgetSpent:
+        return PaddingEffect.untold_because("the kernel runs too long as Python at this shape")
+    except Exception as exc:
+        return PaddingEffect.untold_because(f"run padded as Python, it fails: {type(exc).__name__}: {exc}")

@@ -17,12 +17,14 @@ from reducer.in_mindspore import graph_numpy
 from reducer.kernels import graph as graphs
 from reducer.kernels.graph_domains import input_domains
 from reducer.kernels.hybrid import infer_outputs, loop_nest_extents, parse_function, source_ops
+from reducer.kernels.hybrid import padding_effect as hybrid_padding
 from reducer.kernels.info import custom_info
+from reducer.kernels.padding import Dim, PaddingEffect
 from reducer.kernels.size import Size, function_size, graph_size
 from reducer.kernels.telang import AKG_FUNC_TYPE, HYBRID_FUNC, IR_BUILDER, TVM_COMPUTE, akg_func_type, evaluate
+from reducer.kernels.telang import padding_effect as telang_padding
 from reducer.kernels.well_formed import IllFormed
 
-Dim = tuple[int, int]  # (input index, axis)
 # The ordinary dtype of each unusual one: what a reduced case should use when the failure allows it.
 SIMPLER_DTYPE = {"float16": "float32", "float64": "float32", "int64": "int32", "int8": "int32", "int16": "int32"}
 
@@ -55,6 +57,10 @@ class KernelKind(Protocol):
     def drawn_inputs(self, case: Case) -> list[dict[str, Any]]:
         """The wrong-result check's inputs: shape, dtype and, where the kernel's ops need it, the domain to
         draw from ("low", "high", "nonzero": see in_mindspore/mismatch_run.make_inputs)."""
+        ...
+
+    def padding_effect(self, case: Case, dims: list[Dim]) -> PaddingEffect:
+        """What zero-padding `dims` of the inputs, outputs cut back, does to the results (padding.py)."""
         ...
 
     def smallest(self, target: str) -> Case:
@@ -228,6 +234,10 @@ class _CustomFunction:
 
 class HybridKernel(_CustomFunction):
     name = "hybrid"
+
+    def padding_effect(self, case: Case, dims: list[Dim]) -> PaddingEffect:
+        return hybrid_padding(case, dims)
+
     func_type = HYBRID_FUNC
     told_from_source = False
     label = "Hybrid DSL kernel"
@@ -295,6 +305,9 @@ class TeLangKernel(_CustomFunction):
 
     def outputs(self, case: Case) -> tuple[TensorSpec, ...]:
         return evaluate(case).outputs
+
+    def padding_effect(self, case: Case, dims: list[Dim]) -> PaddingEffect:
+        return telang_padding(case, dims)
 
     def ill_formed(self, case: Case) -> str:
         """Always '': a kernel reading a tensor outside its shape is refused as invalid (telang_probe.py)."""
@@ -385,6 +398,9 @@ class GraphKernel:
             return with_graph(case, edited)
         except InvalidKernel:
             return case.with_(graph=graphs.dumps(edited), inputs=graph_specs(graphs.graph_inputs(edited)))
+
+    def padding_effect(self, case: Case, dims: list[Dim]) -> PaddingEffect:
+        return PaddingEffect.untold_because("fused graphs have no padding check yet")
 
     def on_target(self, case: Case, target: str) -> Case:
         """The graph with its `process` and the `target_info` MindSpore writes for that device (cpu only)."""
@@ -579,3 +595,13 @@ def linked_groups(case: Case) -> list[list[Dim]]:
             if d > 1:
                 by_value.setdefault(d, []).append((i, axis))
     return [dims for _, dims in sorted(by_value.items(), reverse=True) if len(dims) > 1]
+
+
+def with_shapes(case: Case, shapes: list[tuple[int, ...]]) -> Case:
+    """`case` with its inputs of `shapes` (of the same ranks), each dim that differs set by its kind."""
+    kind = kind_of(case)
+    for i, shape in enumerate(shapes):
+        for axis, value in enumerate(shape):
+            if case.inputs[i].shape[axis] != value:
+                case = kind.with_dims(case, [(i, axis)], value)
+    return case

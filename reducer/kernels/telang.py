@@ -8,6 +8,7 @@ milliseconds per candidate once AKG is imported, and no compile."""
 from __future__ import annotations
 
 import atexit
+import base64
 import functools
 import json
 import signal
@@ -15,9 +16,13 @@ import subprocess
 import threading
 from dataclasses import dataclass
 
+import numpy as np
+
 from reducer.core.case import Case, TensorSpec
 from reducer.core.errors import EnvironmentBroken, InvalidKernel
+from reducer.core.targets import CPU
 from reducer.in_mindspore.wire import BUILD_ENV
+from reducer.kernels.padding import Dim, PaddingEffect, effect_of
 from reducer.toolchain.launch import Launch, launch
 
 TVM_COMPUTE, IR_BUILDER, HYBRID_FUNC = "tvm_compute", "ir_builder", "hybrid"
@@ -175,3 +180,31 @@ def evaluate(case: Case) -> Evaluation:
     the AKG build that compile it; InvalidKernel (not cached) when it is no kernel AKG can lower."""
     probe = _probe(case.python, case.compiler, case.target, case.akg_build)
     return _evaluate(probe, case.source, case.function, case.func_type, case.inputs, json.dumps(case.op_attrs))
+
+
+def padding_effect(case: Case, dims: list[Dim]) -> PaddingEffect:
+    """What padding `dims` of the inputs does to the kernel's results (padding.py), run by plain TVM on the CPU in
+    a probe of the CPU build: padding is a property of the kernel, not of the target it fails on."""
+    probe = _probe(case.python, case.compiler, CPU.name, None)
+
+    def run(values: list[np.ndarray]) -> list[np.ndarray]:
+        answer = probe.ask(
+            {
+                "source": case.source,
+                "function": case.function,
+                "func_type": case.func_type,
+                "inputs": [[list(t.shape), t.dtype] for t in case.inputs],
+                "attrs": case.op_attrs,
+                "run": [[list(v.shape), str(v.dtype), base64.b64encode(v.tobytes()).decode()] for v in values],
+            }
+        )
+        if "invalid" in answer:
+            raise InvalidKernel(str(answer["invalid"]))
+        results = answer["results"]
+        assert isinstance(results, list)
+        return [np.frombuffer(base64.b64decode(data), dtype).reshape(shape) for shape, dtype, data in results]
+
+    try:
+        return effect_of(run, case.inputs, dims)
+    except InvalidKernel as exc:
+        return PaddingEffect.untold_because(f"plain TVM cannot run it: {exc}")

@@ -1,0 +1,76 @@
+"""The check of a dispatch plan of `reduce shapes`, run under MindSpore on the CPU: `python dispatch_check.py
+spec.json dispatch.py`. Every call of the spec runs through the plan's `dispatch(op, *inputs)`, with `op` the
+user's kernel as a Custom op (func_type "hybrid" or "akg"), on the same seeded inputs as the wrong-result check;
+its results are compared with the unpadded kernel's where that compiles on the CPU ("direct"), else with the
+kernel run as Python (a Hybrid DSL kernel). One JSON line per call, as it finishes (a call that kills the
+process leaves the lines of the calls before it): {"line", "compared_with", "max_error", "same"}."""
+
+import importlib.util
+import json
+import os
+import sys
+import tempfile
+
+import numpy as np
+from mismatch_run import TOLERANCE, as_list, load_function, make_inputs, output_types
+
+
+def _plan(path):
+    spec = importlib.util.spec_from_file_location("akg_reduce_dispatch", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _compared(got, want, dtypes):
+    """(same, max error): every output of the plan equal to the other's within its dtype's tolerance."""
+    if len(got) != len(want) or any(g.shape != w.shape for g, w in zip(got, want, strict=True)):
+        return False, None
+    worst, same = 0.0, True
+    for g, w, dtype in zip(got, want, dtypes, strict=True):
+        g, w = g.astype(np.float64), w.astype(np.float64)
+        error = np.abs(g - w)
+        if error.size:
+            worst = max(worst, float(np.nanmax(error)))
+        same = same and bool(np.all((error <= TOLERANCE.get(dtype, 0) * (1 + np.abs(w))) | (np.isnan(g) & np.isnan(w))))
+    return same, worst
+
+
+def main(spec_path, plan_path):
+    import mindspore as ms
+    from mindspore import Tensor, ops
+    from mindspore.ops import kernel
+
+    with open(spec_path) as fh:
+        spec = json.load(fh)
+    ms.set_context(mode=ms.PYNATIVE_MODE, device_target="CPU")
+    plan = _plan(plan_path)
+    folder = tempfile.mkdtemp(prefix="akg-reduce-dispatch-")
+    function = load_function(spec["source"], spec["function"], folder)
+    outputs = {json.dumps(shapes): outs for shapes, outs in spec["outputs"]}
+    hybrid = spec["func_type"] == "hybrid"
+
+    def op(*tensors):
+        outs = outputs[json.dumps([list(t.shape) for t in tensors])]
+        out_shape, out_dtype = output_types([{"shape": s, "dtype": d} for s, d in outs])
+        func = kernel(function, compile_attrs=spec["attrs"]) if hybrid else function
+        return ops.Custom(func, out_shape, out_dtype, func_type="hybrid" if hybrid else "akg")(*tensors)
+
+    for call in spec["calls"]:
+        arrays = make_inputs([{"shape": s, "dtype": d} for s, d in call["inputs"]], 0)
+        got = as_list(plan.dispatch(op, *[Tensor(a) for a in arrays]))
+        if call["direct"]:
+            want, against = as_list(op(*[Tensor(a) for a in arrays])), "the unpadded kernel"
+        elif hybrid:
+            want, against = as_list(kernel(function)(*[a.copy() for a in arrays])), "the kernel run as Python"
+        else:
+            want, against = None, ""
+        same, worst = _compared(got, want, [d for _, d in call["outputs"]]) if want is not None else (None, None)
+        print(
+            json.dumps({"line": call["line"], "compared_with": against, "max_error": worst, "same": same}), flush=True
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1], os.path.abspath(sys.argv[2])))

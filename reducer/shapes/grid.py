@@ -1,0 +1,136 @@
+"""Every call of a shape list on every target: the kernel at each line's shapes compiled through a reduction's
+oracle (the same sandbox, warm workers, persistent cache and -j), its signature turned into a verdict by the
+identity every other part of the tool uses, and, where the kernel's results can be checked here (a kernel
+that runs on this machine's CPU, with a reference), what it computes checked too."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from reducer.compile.identity import Kind, Signature
+from reducer.core.case import Case, Mismatch
+from reducer.core.targets import TARGETS
+from reducer.inputs.shape_list import ShapeLine
+from reducer.kernels.kinds import kind_of, with_shapes
+from reducer.search.oracle import Oracle
+
+COMPILES, FAILS, WRONG, INVALID, NO_VERDICT = "compiles", "fails", "wrong", "invalid", "no verdict"
+CHUNK = 8  # calls handed to the oracle at once, per job: the progress bar moves between chunks
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One line on one target: its verdict, the bug's id when it fails or computes wrong, and in words what
+    was found (the failure, why it is invalid, what the results check said)."""
+
+    line: ShapeLine
+    target: str
+    verdict: str  # COMPILES | FAILS | WRONG | INVALID | NO_VERDICT
+    bug: str | None = None
+    signature: Signature | None = None
+    said: str = ""  # the failure in one line, why invalid, or why there is no verdict
+    checked: str = ""  # for a line that compiles: what its results check said ('' when none could run)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "line": self.line.text,
+            "where": self.line.where,
+            "target": self.target,
+            "verdict": self.verdict,
+            "bug": self.bug,
+            **({"said": self.said} if self.said else {}),
+            **({"checked": self.checked} if self.checked else {}),
+        }
+
+
+def cell_case(case: Case, shapes: tuple[tuple[int, ...], ...], target: str) -> Case:
+    """The kernel at `shapes` for `target`."""
+    return kind_of(case).on_target(with_shapes(case, list(shapes)), target)
+
+
+def checkable(case: Case) -> str:
+    """Why what `case` computes cannot be checked here ('' when it can): its kernel must run on this machine's
+    CPU, and its kind must have a reference."""
+    if not TARGETS[case.target].runs_on_host:
+        return f"{case.target} kernels run on {TARGETS[case.target].device_article}, which this machine lacks"
+    return kind_of(case).uncheckable(case.with_(mismatch=Mismatch()))
+
+
+def _compiled(line: ShapeLine, target: str, signature: Signature | None, reason: str) -> Cell:
+    """The cell of one compile (or results check)."""
+    if signature is None:
+        return Cell(line, target, INVALID, said=reason)
+    if signature.kind is Kind.ENVIRONMENT:
+        said = f"this machine cannot compile for {target}: {signature.raw or signature.message}"
+        return Cell(line, target, NO_VERDICT, said=said)
+    if signature.failed:
+        verdict = WRONG if signature.kind is Kind.MISMATCH else FAILS
+        return Cell(line, target, verdict, signature.bug_id(target), signature, signature.one_line())
+    return Cell(line, target, COMPILES, signature=signature)
+
+
+def _checked(compiled: Cell, signature: Signature | None, reason: str) -> Cell:
+    """The cell of a line that compiles, after its results check."""
+    if signature is None:
+        return Cell(compiled.line, compiled.target, COMPILES, checked=f"not checked: {reason}")
+    if signature.kind is Kind.NONE:
+        return Cell(compiled.line, compiled.target, COMPILES, checked=f"right: {signature.raw}".rstrip(": "))
+    if not signature.kind.is_verdict:
+        return Cell(compiled.line, compiled.target, COMPILES, checked=f"not checked: {signature.raw}")
+    return _compiled(compiled.line, compiled.target, signature, "")
+
+
+def grid(
+    case: Case,
+    lines: list[ShapeLine],
+    targets: list[str],
+    oracle: Oracle,
+    check: bool = True,
+    on_done: Callable[[int], None] = lambda n: None,
+) -> tuple[list[Cell], dict[str, float]]:
+    """The cells of every line on every target, target by target in order of `targets`, and the seconds each
+    target took; `on_done(n)` after each n calls decided. With `check`, a line that compiles is also run and
+    checked where it can be."""
+    cells, seconds = [], {}
+    for target in targets:
+        start = time.monotonic()
+        cells += _on_target(case, lines, target, oracle, check, on_done)
+        seconds[target] = round(time.monotonic() - start, 1)
+    return cells, seconds
+
+
+def _decided(oracle: Oracle, cases: list[Case]) -> Iterable[tuple[Signature | None, str]]:
+    oracle.outcomes(cases, float("inf"))
+    for c in cases:
+        verdict = oracle.verdict(c)  # known now: no compile
+        yield verdict.signature, verdict.reason
+
+
+def _on_target(
+    case: Case, lines: list[ShapeLine], target: str, oracle: Oracle, check: bool, on_done: Callable[[int], None]
+) -> list[Cell]:
+    cells: list[Cell] = []
+    step = CHUNK * oracle.jobs
+    for start in range(0, len(lines), step):
+        chunk = lines[start : start + step]
+        cases = [cell_case(case, line.shapes, target) for line in chunk]
+        compiled = [
+            _compiled(line, target, sig, reason)
+            for line, (sig, reason) in zip(chunk, _decided(oracle, cases), strict=True)
+        ]
+        runs = [
+            (i, c.with_(mismatch=Mismatch()))
+            for i, (c, cell) in enumerate(zip(cases, compiled, strict=True))
+            if check and cell.verdict == COMPILES and not checkable(c)
+        ]
+        for (i, _), (sig, reason) in zip(runs, _decided(oracle, [c for _, c in runs]), strict=True):
+            compiled[i] = _checked(compiled[i], sig, reason)
+        for i, (c, cell) in enumerate(zip(cases, compiled, strict=True)):
+            if check and cell.verdict == COMPILES and not cell.checked:
+                compiled[i] = Cell(cell.line, target, COMPILES, checked=f"not checked: {checkable(c)}")
+        cells += compiled
+        on_done(len(chunk))
+    return cells

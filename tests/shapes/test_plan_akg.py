@@ -1,0 +1,186 @@
+"""`reduce shapes` against the real AKG: a corpus Hybrid DSL kernel over 51 calls on cpu and cuda (the calls
+with an odd query count not 1 mod 8 hit the host/device split's SSA check on cpu), and a corpus TeLang
+kernel over 50 calls on Ascend (realize_compress fails for some feature-map sizes). Each plan runs once (a
+module fixture, its own cache and temp dir); the tests read it and check it against fresh compiles."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import CORPUS, HERE, needs_akg, needs_ascend, own_state
+
+from reducer.compile.identity import Kind
+from reducer.core.errors import CompilesFine
+from reducer.inputs.crash_yaml import load_case
+from reducer.inputs.shape_list import read_shape_file
+from reducer.session import original_signature
+from reducer.shapes.grid import cell_case
+
+pytestmark = [pytest.mark.akg, needs_akg, pytest.mark.timeout(900)]
+NEAREST = CORPUS / "nearest_distance_odd_points" / "crash.yaml"
+CONV2D = CORPUS / "ascend_telang_conv2d_realize_compress" / "crash.yaml"
+SHAPES = HERE / "data" / "shapes"
+
+
+def _plan(root: Path, crash: Path, shapes: Path, *options: str) -> tuple[dict[str, Any], str, Path]:
+    out = root / "plan"
+    command = [sys.executable, "-m", "reducer", "shapes", str(crash), "--shapes", str(shapes), "-o", str(out)]
+    here = root / "work"  # where the user runs it: nothing may be written there
+    here.mkdir()
+    with own_state(root):
+        run = subprocess.run([*command, "-j", "2", *options], capture_output=True, text=True, timeout=900, cwd=here)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert not list(here.iterdir()), "the plan wrote into the folder it ran in"
+    return json.loads((out / "plan.json").read_text()), run.stdout, out
+
+
+@pytest.fixture(scope="module")
+def nearest(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], str, Path]:
+    root = tmp_path_factory.mktemp("shapes-nearest")
+    return _plan(root, NEAREST, SHAPES / "nearest_distance.txt", "--targets", "cpu,cuda", "--no-diagnosis")
+
+
+def _fails_on_cpu(line: str) -> bool:
+    n = int(line.split(",")[1])
+    return n % 2 == 1 and n % 8 != 1
+
+
+def test_each_call_gets_the_verdict_of_its_own_compile(nearest) -> None:
+    plan, _, _ = nearest
+    cpu = [s for s in plan["shapes"] if s["target"] == "cpu"]
+    cuda = [s for s in plan["shapes"] if s["target"] == "cuda"]
+    assert len(cpu) == len(cuda) == 51
+    assert [s["verdict"] for s in cpu] == ["fails" if _fails_on_cpu(s["line"]) else "compiles" for s in cpu]
+    assert {s["verdict"] for s in cuda} == {"compiles"}  # AKG's GPU pipeline to nvcc
+    [bug] = {s["bug"] for s in cpu if s["bug"]}
+    assert all(s["checked"].startswith("right") for s in cpu if s["verdict"] == "compiles")
+    assert all(s["checked"].startswith("not checked") for s in cuda)
+    rates = plan["pass_rates"]
+    failing = sum(map(_fails_on_cpu, (s["line"] for s in cpu)))
+    assert rates["cpu"]["fails"] == failing and rates["cpu"]["bugs"] == {bug: failing}
+    assert rates["cpu"]["pass_rate"] == round((51 - failing) / 51, 4) and rates["cuda"]["pass_rate"] == 1.0
+    assert set(plan["seconds_per_target"]) == {"cpu", "cuda"}
+
+
+def test_verdicts_agree_with_reduce_check(nearest) -> None:
+    plan, _, _ = nearest
+    case = load_case(NEAREST)
+    lines = {line.text: line for line in read_shape_file(SHAPES / "nearest_distance.txt", case)}
+    failing = next(s for s in plan["shapes"] if s["target"] == "cpu" and s["verdict"] == "fails")
+    passing = next(s for s in plan["shapes"] if s["target"] == "cpu" and s["verdict"] == "compiles")
+    sig = original_signature(cell_case(case, lines[failing["line"]].shapes, "cpu").with_(expect=None), runs=1)
+    assert sig.signature.bug_id("cpu") == failing["bug"]
+    with pytest.raises(CompilesFine):
+        original_signature(cell_case(case, lines[passing["line"]].shapes, "cpu").with_(expect=None), runs=1)
+
+
+def test_buckets_cover_every_failing_call_and_compile(nearest) -> None:
+    plan, stdout, _ = nearest
+    failing = {s["line"] for s in plan["shapes"] if s["verdict"] == "fails"}
+    covered = [line for b in plan["buckets"] for line in b["covers"]]
+    assert sorted(covered) == sorted(failing) and not plan["not_covered"]
+    assert all(not b["mask_needed"] for b in plan["buckets"])
+    dims = {d["dims"]: d for d in plan["dims"]}
+    assert dims["query[1]"]["padded_freely"] and not dims["ref[1]"]["padded_freely"]
+    assert "needs a mask" in dims["ref[1]"]["padding"]
+    case = load_case(NEAREST).with_(expect=None)
+    for bucket in plan["buckets"]:
+        shapes = tuple(tuple(s) for s in bucket["shapes"])
+        for target in ("cpu", "cuda"):
+            with pytest.raises(CompilesFine):
+                original_signature(cell_case(case, shapes, target), runs=1)
+        for call in bucket["covers"]:  # padded up along the query count or the batch, never the reference points
+            [(b, n, _), (_, m, _)] = [json.loads(s) for s in call.replace("] [", "]|[").split("|")]
+            assert bucket["shapes"][1][1] == m and bucket["shapes"][0][1] >= n and bucket["shapes"][0][0] >= b
+    assert len(plan["buckets"]) == 3  # the 64-point calls share one; each other point count needs its own
+    assert "bucket [" in stdout and "padding cost" in stdout
+
+
+def test_the_dispatch_module_runs_every_call_on_mindspore_and_agrees(nearest) -> None:
+    plan, _, out = nearest
+    check = plan["dispatch"]["check"]
+    assert check["ran"] and len(check["calls"]) == 51 and check["same"] == 51
+    assert not check["differ"] and not check["not_run"]
+    compared = {c["line"]: c["compared_with"] for c in check["calls"]}
+    for cell in (s for s in plan["shapes"] if s["target"] == "cpu"):
+        unpadded = cell["verdict"] == "compiles"
+        assert compared[cell["line"]] == ("the unpadded kernel" if unpadded else "the kernel run as Python")
+    module = (out / "dispatch.py").read_text()
+    assert "from mindspore import ops" in module and "reducer" not in module and "akg_reduce" not in module
+    namespace: dict[str, Any] = {}
+    exec(compile(module, "dispatch.py", "exec"), namespace)  # the user pastes it: it must import as it is
+    failing = {tuple(tuple(s) for s in json.loads("[" + s["line"].replace("] [", "],[") + "]"))
+               for s in plan["shapes"] if s["verdict"] == "fails"}  # fmt: skip
+    assert set(namespace["BUCKETS"]) == failing and not namespace["NO_BUCKET"]
+    assert {tuple(map(tuple, b["shapes"])) for b in plan["buckets"]} <= set(namespace["STATIC_SHAPES"])
+
+
+def test_one_bundle_per_bug_with_the_plans_identity(nearest) -> None:
+    plan, stdout, out = nearest
+    [bug] = plan["bugs"]
+    assert (
+        bug["calls"] == plan["pass_rates"]["cpu"]["fails"] and bug["smallest"] == "[1, 45, 3] [1, 64, 3]"
+    )  # fewest input elements
+    crash = load_case(out / bug["case"])
+    assert crash.expect is not None and crash.expect.kind == Kind.ERROR
+    reduction = json.loads((out / bug["bundle"] / "reduction.json").read_text())
+    assert reduction["bug"] == bug["bug"]
+    assert (out / bug["bundle"] / "ISSUE.md").is_file()
+    markdown = (out / "plan.md").read_text()
+    assert f"({bug['bundle']}/ISSUE.md)" in markdown and "| cpu | 51 |" in markdown
+    assert f"bug {bug['bug']}: {bug['calls']} calls" in stdout
+
+
+def test_a_telang_kernel_over_fifty_calls_on_ascend_meets_two_bugs(tmp_path: Path) -> None:
+    needs_ascend()
+    options = ("--targets", "aicore", "--no-reduce", "--bucket-budget", "6")
+    plan, _, out = _plan(tmp_path, CONV2D, SHAPES / "conv2d.txt", *options)
+    verdicts = {s["line"]: s["verdict"] for s in plan["shapes"]}
+    assert len(verdicts) == 50 and set(verdicts.values()) == {"compiles", "fails"}
+    bugs = {b["bug"]: b for b in plan["bugs"]}
+    assert len(bugs) == 2 and all(b.endswith("@aicore") for b in bugs)  # a list is how a second bug is met
+    assert any("realize_compress" in b["signature"] for b in bugs.values())
+    assert sum(b["calls"] for b in bugs.values()) == plan["pass_rates"]["aicore"]["fails"]
+    for bug in bugs.values():  # each bug's case fails on its own as `reduce check` tells it
+        case = load_case(out / bug["case"])
+        assert original_signature(case.with_(expect=None), runs=1).signature.bug_id("aicore") == bug["bug"]
+    assert all(s["checked"].startswith("not checked") for s in plan["shapes"] if s["verdict"] == "compiles")
+    dims = {d["dims"]: d for d in plan["dims"]}
+    assert "needs a mask" in dims["x[2]"]["padding"] and dims["x[0]"]["padded_freely"]  # read through the window
+    assert (
+        plan["dispatch"]["check"]["ran"] is False and "cpu is not among the targets" in plan["dispatch"]["check"]["why"]
+    )
+    assert len(plan["padded_calls_compiled"]) <= 6
+    for entry in plan["not_covered"]:
+        assert "padding budget (6 shapes)" in entry["why"] or "no shape padded up to 2 times" in entry["why"]
+
+
+def test_plan_page_fits_the_screen_in_a_real_browser(nearest, tmp_path: Path) -> None:
+    chromium = shutil.which("chromium")
+    assert chromium, "the browser test needs Debian's chromium (make browser)"
+    _, _, out = nearest
+    page = tmp_path / "plan.html"
+    measure = (
+        "<script>document.title = [document.documentElement.scrollWidth, window.innerWidth, "
+        "document.querySelectorAll('svg').length, document.querySelectorAll('tr').length].join(' ')</script>"
+    )
+    page.write_text((out / "plan.html").read_text().replace("</body>", measure + "</body>"))
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+             "--disable-background-networking", "--disable-component-update", "--disable-sync"]  # fmt: skip
+    run = subprocess.run(
+        [chromium, *flags, f"--user-data-dir={tmp_path / 'profile'}", "--window-size=1280,900", "--dump-dom",
+         page.as_uri()],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    title = re.search(r"<title>([\d ]+)</title>", run.stdout)
+    assert title, run.stderr[-2000:]
+    scroll_width, inner_width, figures, rows = map(int, title[1].split())
+    assert scroll_width <= inner_width == 1280  # no sideways scrolling
+    assert figures == 1 and rows > 51  # the shape map, and a row per call
