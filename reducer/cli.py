@@ -252,6 +252,10 @@ def shapes_command(
     bucket_budget: Annotated[
         int, typer.Option("--bucket-budget", min=0, help="padded shapes compiled at most to find buckets")
     ] = PADDED_BUDGET,
+    executor: Annotated[str, typer.Option("--executor", help="where the calls compile: local or dask")] = "local",
+    scheduler: Annotated[
+        str | None, typer.Option("--scheduler", help="Dask scheduler address (default: a local cluster of -j)")
+    ] = None,
     no_diagnosis: Annotated[bool, typer.Option("--no-diagnosis", help="bundles without the diagnosis")] = False,
 ) -> None:
     """Compile the kernel of CRASH for every call of a shape list on every target: which calls fail, as which
@@ -264,7 +268,11 @@ def shapes_command(
         cache = None if no_cache else default_cache_path()
         settings = Settings(jobs, cache=cache, diagnose=not no_diagnosis)
         named = tuple(t.strip() for t in targets.split(",") if t.strip()) if targets else ()
-        options = ShapesOptions(settings, named, not no_check, not no_reduce, bucket_budget)
+        if executor not in ("local", "dask"):
+            raise InputError(f"option '--executor': {executor!r}; expected local or dask")
+        if scheduler and executor != "dask":
+            raise InputError("option '--scheduler' needs '--executor dask'")
+        options = ShapesOptions(settings, named, not no_check, not no_reduce, bucket_budget, executor, scheduler)
         with Progress(*Progress.get_default_columns(), TextColumn("{task.fields[stage]}"), console=err) as bar:
             task = bar.add_task("calls", total=None, stage="")
             plan = make_plan(

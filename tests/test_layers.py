@@ -117,9 +117,11 @@ PROGRAMS = ROOT / "in_mindspore"
 # What a program run in MindSpore's interpreter may import of the programs beside it: the shared wire.py, and
 # the check its runner runs and the reference the check loads. mismatch_run.py is a repro.py's body: it
 # imports none, wire.py included (it makes AKG importable itself). The op-semantics matrix holds the reference
-# against MindSpore's own kernels.
+# against MindSpore's own kernels. The check of a dispatch plan draws inputs and builds Custom ops as the
+# wrong-result check does.
 SIBLINGS = {"mismatch_runner": {"mismatch_run", "wire"}, "mismatch_run": {"graph_bounds"}, "graph_numpy": set(),
-            "graph_bounds": {"graph_numpy"}, "op_matrix": {"graph_numpy"}}  # fmt: skip
+            "graph_bounds": {"graph_numpy"}, "op_matrix": {"graph_numpy"},
+            "dispatch_check": {"mismatch_run"}}  # fmt: skip
 
 
 def _top_imports(path: Path) -> set[str]:

@@ -9,8 +9,8 @@ Protocol, one JSON object per line. Probe -> reducer: {"ready": seconds} after t
 [[shape, dtype], ...], "attrs": {the Custom op's attrs}}; the answer: {"outputs": [[shape, dtype], ...],
 "stages": {name: [shape, dtype]} (the function's local tensors when it returned), "unchecked": [the reads
 whose bounds no check could decide]} or {"invalid": why}. A request with "run": [[shape, dtype, base64 of
-the bytes], ...] asks instead for the kernel run on those values as plain TVM builds it for the CPU (no AKG
-pass): {"results": [the same triples]}. End of input ends the probe."""
+the bytes], ...] and "run_target" (tvm's name of the CPU) asks instead for the kernel run on those values as
+plain TVM builds it for the CPU (no AKG pass): {"results": [the same triples]}. End of input ends the probe."""
 
 import json
 import os
@@ -390,7 +390,8 @@ def _run_plain(tvm, request, values):
     with tempfile.TemporaryDirectory(prefix="akg-reduce-plain-") as folder:
         os.chdir(folder)  # AKG's tvm.build writes akg_kernel_meta/ where it runs: never the user's folder
         try:
-            built = tvm.build(tvm.create_schedule([r.op for r in results]), placeholders + results, "llvm")
+            schedule = tvm.create_schedule([r.op for r in results])
+            built = tvm.build(schedule, placeholders + results, request["run_target"])
         finally:
             os.chdir(here)
     outputs = [tvm.nd.array(np.zeros(_shape(r, "an output"), r.dtype)) for r in results]

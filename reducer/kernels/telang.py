@@ -196,6 +196,7 @@ def padding_effect(case: Case, dims: list[Dim]) -> PaddingEffect:
                 "inputs": [[list(t.shape), t.dtype] for t in case.inputs],
                 "attrs": case.op_attrs,
                 "run": [[list(v.shape), str(v.dtype), base64.b64encode(v.tobytes()).decode()] for v in values],
+                "run_target": CPU.akg_name,
             }
         )
         if "invalid" in answer:

@@ -1,11 +1,12 @@
 """Where the nightly jobs run: a local pool of N at once, or a dask.distributed cluster (an address, or a
-LocalCluster of N single-threaded workers when none is given). Either way every job is
-`job.run_isolated`, and results flow back, as they finish, to the one process that writes the state."""
+LocalCluster of N single-threaded workers when none is given). Every job is a function of one spec: a
+night's is `job.run_isolated`, a shape plan's a chunk of its calls (shapes/cluster.py); results flow back, as
+they finish, to the one process that writes the state."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any, Protocol
 
@@ -13,6 +14,7 @@ from reducer.core.errors import InputError
 from reducer.nightly.job import ERROR, run_isolated
 
 Spec = dict[str, Any]
+Job = Callable[[Spec], dict[str, Any]]
 
 
 class Executor(Protocol):
@@ -38,11 +40,12 @@ class LocalExecutor:
 
     name = "local"
 
-    def __init__(self, jobs: int) -> None:
+    def __init__(self, jobs: int, job: Job = run_isolated) -> None:
         self._pool = ThreadPoolExecutor(jobs, thread_name_prefix="akg-reduce-case")
+        self._job = job
 
     def run(self, specs: Iterable[Spec]) -> Iterator[tuple[Spec, dict[str, Any]]]:
-        futures = {self._pool.submit(run_isolated, spec): spec for spec in specs}
+        futures = {self._pool.submit(self._job, spec): spec for spec in specs}
         for future in as_completed(futures):
             yield futures[future], _result(future)
 
@@ -56,9 +59,10 @@ class DaskExecutor:
 
     name = "dask"
 
-    def __init__(self, scheduler: str | None, jobs: int) -> None:
+    def __init__(self, scheduler: str | None, jobs: int, job: Job = run_isolated) -> None:
         from dask.distributed import Client, LocalCluster  # imported here: slow, and only this executor needs it
 
+        self._job = job
         self._cluster = None
         try:
             if scheduler:
@@ -77,7 +81,7 @@ class DaskExecutor:
     def run(self, specs: Iterable[Spec]) -> Iterator[tuple[Spec, dict[str, Any]]]:
         from dask.distributed import as_completed as dask_completed
 
-        futures = {self._client.submit(run_isolated, spec, pure=False): spec for spec in specs}
+        futures = {self._client.submit(self._job, spec, pure=False): spec for spec in specs}
         for future in dask_completed(futures):
             yield futures[future], _result(future)
 
@@ -87,9 +91,10 @@ class DaskExecutor:
             self._cluster.close()
 
 
-def make_executor(kind: str, scheduler: str | None, jobs: int) -> Executor:
+def make_executor(kind: str, scheduler: str | None, jobs: int, job: Job = run_isolated) -> Executor:
+    """Where `job` runs on each spec: `jobs` at a time here, or on a Dask cluster."""
     if kind == "dask":
-        return DaskExecutor(scheduler, jobs)
+        return DaskExecutor(scheduler, jobs, job)
     if scheduler:
         raise InputError("option '--scheduler' needs '--executor dask'")
-    return LocalExecutor(jobs)
+    return LocalExecutor(jobs, job)

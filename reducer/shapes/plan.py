@@ -24,6 +24,7 @@ from reducer.kernels.kinds import kind_of, outputs_of
 from reducer.search.oracle import Counters, Oracle
 from reducer.session import Events, Settings, compiler_for, reduce_case
 from reducer.shapes.buckets import PADDED_BUDGET, DimGroup, buckets, elements
+from reducer.shapes.cluster import grid_on_cluster
 from reducer.shapes.dispatch import check_module, module_text
 from reducer.shapes.figure import shape_map_svg
 from reducer.shapes.grid import COMPILES, FAILS, NO_VERDICT, WRONG, Cell, cell_case, grid
@@ -40,6 +41,8 @@ class ShapesOptions:
     check: bool = True  # check what the calls that compile compute, where that can run here
     reduce: bool = True  # reduce one case per distinct bug into a bundle
     bucket_budget: int = PADDED_BUDGET  # padded shapes compiled at most to find buckets
+    executor: str = "local"  # where the grid compiles: "local" (this machine, -j), or "dask"
+    scheduler: str | None = None  # the Dask scheduler's address; None: a LocalCluster of -j workers
 
 
 @dataclass(frozen=True)
@@ -135,12 +138,18 @@ def make_plan(
         compiler_for(options.settings) as (compiler, cache),
         Oracle(Expectation("error"), jobs, compiler, cache=cache, counters=counters) as oracle,
     ):
-        on_stage(f"{len(lines)} calls on {', '.join(targets)}")
-        cells, seconds = grid(case, lines, targets, oracle, options.check, on_done)
+        on_stage(f"{len(lines)} calls on {', '.join(targets)}" + (" (Dask)" if options.executor == "dask" else ""))
+        remote = 0
+        if options.executor == "dask":
+            cells, seconds, remote = grid_on_cluster(
+                case, lines, targets, options.settings, options.check, options.scheduler, on_done
+            )
+        else:
+            cells, seconds = grid(case, lines, targets, oracle, options.check, on_done)
         decided = [t for t in targets if any(c.target == t and c.verdict != NO_VERDICT for c in cells)]
         on_stage("buckets for the failing calls")
         found = buckets(case, lines, cells, decided, oracle, options.check, options.bucket_budget)
-    grid_compiles = counters.to_dict()
+    grid_compiles = counters.to_dict() | {"compiles": counters.compiles + remote, "on_the_cluster": remote}
     bugs = distinct_bugs(cells)
     module = module_text(case, cells, found, targets, [f"{b.bug}: {b.signature.one_line()}" for b in bugs])
     write_atomic(out / "dispatch.py", module)

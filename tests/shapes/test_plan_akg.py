@@ -23,7 +23,8 @@ from reducer.inputs.shape_list import read_shape_file
 from reducer.session import original_signature
 from reducer.shapes.grid import cell_case
 
-pytestmark = [pytest.mark.akg, needs_akg, pytest.mark.timeout(900)]
+# The tests that read the shared plan run on one xdist worker (it is made once per worker that asks).
+pytestmark = [pytest.mark.akg, needs_akg, pytest.mark.timeout(900), pytest.mark.xdist_group("shapes_nearest")]
 NEAREST = CORPUS / "nearest_distance_odd_points" / "crash.yaml"
 CONV2D = CORPUS / "ascend_telang_conv2d_realize_compress" / "crash.yaml"
 SHAPES = HERE / "data" / "shapes"
@@ -138,6 +139,7 @@ def test_one_bundle_per_bug_with_the_plans_identity(nearest) -> None:
     assert f"bug {bug['bug']}: {bug['calls']} calls" in stdout
 
 
+@pytest.mark.xdist_group("shapes_telang")
 def test_a_telang_kernel_over_fifty_calls_on_ascend_meets_two_bugs(tmp_path: Path) -> None:
     needs_ascend()
     options = ("--targets", "aicore", "--no-reduce", "--bucket-budget", "6")
@@ -184,3 +186,16 @@ def test_plan_page_fits_the_screen_in_a_real_browser(nearest, tmp_path: Path) ->
     scroll_width, inner_width, figures, rows = map(int, title[1].split())
     assert scroll_width <= inner_width == 1280  # no sideways scrolling
     assert figures == 1 and rows > 51  # the shape map, and a row per call
+
+
+def test_a_dask_cluster_gives_the_verdicts_of_the_local_run(nearest, tmp_path: Path) -> None:
+    plan, _, _ = nearest
+    subset = tmp_path / "subset.txt"
+    local = {s["line"]: s for s in plan["shapes"] if s["target"] == "cpu"}
+    subset.write_text("".join(f"{line}\n" for line in list(local)[:20]))
+    options = ("--targets", "cpu", "--no-reduce", "--no-check", "--executor", "dask")
+    spread, _, _ = _plan(tmp_path, NEAREST, subset, *options)
+    assert spread["compiles"]["on_the_cluster"] >= 20
+    assert [(s["line"], s["verdict"], s["bug"]) for s in spread["shapes"]] == [
+        (line, local[line]["verdict"], local[line]["bug"]) for line in list(local)[:20]
+    ]
