@@ -34,7 +34,7 @@ from reducer.nightly.run import NightOptions, run_night
 from reducer.search.oracle import Counters
 from reducer.session import Events, Settings, original_signature, reduce_case
 from reducer.shapes.buckets import PADDED_BUDGET
-from reducer.shapes.plan import ShapesOptions, make_plan
+from reducer.shapes.plan import ShapesOptions, make_plan, targets_for
 from reducer.toolchain.builds import choose_build
 from reducer.toolchain.launch import akg_build as build_for
 from reducer.toolchain.launch import find_toolchain, target_interpreter
@@ -268,6 +268,7 @@ def shapes_command(
         cache = None if no_cache else default_cache_path()
         settings = Settings(jobs, cache=cache, diagnose=not no_diagnosis)
         named = tuple(t.strip() for t in targets.split(",") if t.strip()) if targets else ()
+        named = tuple(targets_for(case, named))  # checked before anything runs
         if executor not in ("local", "dask"):
             raise InputError(f"option '--executor': {executor!r}; expected local or dask")
         if scheduler and executor != "dask":

@@ -199,3 +199,37 @@ def test_a_dask_cluster_gives_the_verdicts_of_the_local_run(nearest, tmp_path: P
     assert [(s["line"], s["verdict"], s["bug"]) for s in spread["shapes"]] == [
         (line, local[line]["verdict"], local[line]["bug"]) for line in list(local)[:20]
     ]
+
+
+RUN = """import numpy as np
+import mindspore as ms
+from mindspore import Tensor, ops
+from kernel import nearest_distance
+ms.set_context(mode=ms.PYNATIVE_MODE, device_target="CPU")
+op = ops.Custom(nearest_distance, func_type="hybrid")
+for n in (24, 28, 33):
+    op(Tensor(np.ones((2, n, 3), np.float32)), Tensor(np.ones((2, 64, 3), np.float32)))
+"""
+
+
+@pytest.mark.xdist_group("shapes_run")
+def test_the_calls_of_a_real_mindspore_run(tmp_path: Path) -> None:
+    """A model's script built the Custom op for three shapes: the .info files MindSpore left are the list."""
+    (tmp_path / "kernel.py").write_text((NEAREST.parent / "kernel.py").read_text())
+    (tmp_path / "run.py").write_text(RUN)
+    (tmp_path / "state").mkdir()
+    (tmp_path / "state2").mkdir()
+    with own_state(tmp_path / "state"):
+        run = subprocess.run([sys.executable, "run.py"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    out = tmp_path / "plan"
+    command = [sys.executable, "-m", "reducer", "shapes", str(NEAREST), "--from-run", str(tmp_path), "-o", str(out)]
+    with own_state(tmp_path / "state2"):
+        shapes = subprocess.run(
+            [*command, "--targets", "cpu", "--no-reduce", "--no-check"], capture_output=True, text=True, timeout=300
+        )
+    assert shapes.returncode == 0, shapes.stderr[-2000:]
+    plan = json.loads((out / "plan.json").read_text())
+    assert sorted(s["line"] for s in plan["shapes"]) == ["[2, 24, 3] [2, 64, 3]", "[2, 28, 3] [2, 64, 3]",
+                                                          "[2, 33, 3] [2, 64, 3]"]  # fmt: skip
+    assert all(s["where"].endswith(".info") and s["verdict"] == "compiles" for s in plan["shapes"])
