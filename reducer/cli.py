@@ -25,6 +25,7 @@ from reducer.compile.cache import default_cache_path
 from reducer.core.case import Case
 from reducer.core.errors import InputError, NotFailingError
 from reducer.core.targets import target_named, with_toolchain
+from reducer.core.words import counted
 from reducer.diagnosis.diagnose import DEFAULT_BUDGET
 from reducer.inputs.load import load_input, original_files
 from reducer.inputs.shape_list import ShapeLine, dim_ranges, read_shape_file, run_shapes
@@ -35,6 +36,7 @@ from reducer.search.oracle import Counters
 from reducer.session import Events, Settings, original_signature, reduce_case
 from reducer.shapes.buckets import PADDED_BUDGET
 from reducer.shapes.plan import ShapesOptions, make_plan, targets_for
+from reducer.shapes.report import check_words
 from reducer.toolchain.builds import choose_build
 from reducer.toolchain.launch import akg_build as build_for
 from reducer.toolchain.launch import find_toolchain, target_interpreter
@@ -283,6 +285,7 @@ def shapes_command(
                 options,
                 on_done=lambda n: bar.advance(task, n),
                 on_stage=lambda text: bar.update(task, stage=text),
+                on_total=lambda n: bar.update(task, total=n),
                 events=Events(on_stage=lambda text: bar.update(task, stage=f"reducing: {text}")),
             )
     except InputError as exc:
@@ -305,23 +308,24 @@ def _shape_lines(case: Case, shapes: Path | None, dims: list[str], from_run: Pat
 
 def _say_plan(plan: dict[str, Any], output: Path) -> None:
     for target, rate in plan["pass_rates"].items():
-        share = "no verdict" if rate["pass_rate"] is None else f"{100 * rate['pass_rate']:.0f} % compile"
+        share = "no verdict" if rate["pass_rate"] is None else f"{100 * rate['pass_rate']:.0f} %"
         out.print(
-            f"{target}: {rate['compiles']} of {rate['calls']} calls compile ({share}), {rate['fails']} fail, "
-            f"{rate['wrong']} compute wrong, {rate['invalid']} invalid  [{plan['seconds_per_target'][target]} s]"
+            f"{target}: {rate['compiles']} of {counted(rate['calls'], 'call')} compile ({share}), {rate['fails']} "
+            f"fail, {rate['wrong']} compute wrong, {rate['invalid']} invalid  [{plan['seconds_per_target'][target]} s]"
         )
     for bug in plan["bugs"]:
         then = bug.get("bundle") or bug.get("not_reduced") or bug["case"]
-        out.print(f"bug {bug['bug']}: {bug['calls']} calls: {bug['signature']}  ->  {then}")
+        out.print(f"bug {bug['bug']}: {counted(bug['calls'], 'call')}: {bug['signature']}  ->  {then}")
     for bucket in plan["buckets"]:
         mask = f"  (needs a mask: {', '.join(bucket['mask_needed'])})" if bucket["mask_needed"] else ""
         out.print(
-            f"bucket {bucket['line']}: stands for {len(bucket['covers'])} calls, "
+            f"bucket {bucket['line']}: stands for {counted(len(bucket['covers']), 'call')}, "
             f"padding cost {bucket['padding_cost']}{mask}"
         )
     for call in plan["not_covered"]:
         out.print(f"no bucket for {call['line']}: {call['why']}")
-    out.print(f"plan: {output / 'plan.md'}")
+    out.print(f"dispatch: {output / plan['dispatch']['module']}  ({check_words(plan['dispatch']['check'])})")
+    out.print(f"plan: {output / 'plan.md'}, {output / 'plan.html'}")
 
 
 @app.command("toolchain")

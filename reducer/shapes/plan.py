@@ -127,9 +127,11 @@ def make_plan(
     options: ShapesOptions,
     on_done: Callable[[int], None] = lambda n: None,
     on_stage: Callable[[str], None] = lambda text: None,
+    on_total: Callable[[int], None] = lambda n: None,
     events: Events | None = None,
 ) -> dict[str, Any]:
-    """Run the plan of `case` over `lines` into `out`; returns what plan.json holds."""
+    """Run the plan of `case` over `lines` into `out`; returns what plan.json holds. `on_total(n)`: the calls
+    to compile, n for all targets; `on_done(n)` as n more are decided; `on_stage(text)` at each step."""
     started = time.monotonic()
     targets = targets_for(case, options.targets)
     counters = Counters()
@@ -139,6 +141,7 @@ def make_plan(
         Oracle(Expectation("error"), jobs, compiler, cache=cache, counters=counters) as oracle,
     ):
         on_stage(f"{len(lines)} calls on {', '.join(targets)}" + (" (Dask)" if options.executor == "dask" else ""))
+        on_total(len(lines) * len(targets))
         remote = 0
         if options.executor == "dask":
             cells, seconds, remote = grid_on_cluster(
