@@ -202,13 +202,18 @@ def buckets(
             if verified.budget <= 0:
                 spent.add(call.shapes)
     chosen = _cover(failing, list(candidates.values()), groups)
-    uncovered = [
-        (call, f"the padding budget ({budget} shapes) was spent before a padded shape of it compiled"
-         if call.shapes in spent else
-         f"no shape padded up to {MAX_GROWTH:g} times its elements compiles on {', '.join(targets)}")
-        for call in failing if not any(call in b.covers for b in chosen)
-    ]  # fmt: skip
+    uncovered = [(call, _why_uncovered(call, spent, budget, groups, targets)) for call in failing
+                 if not any(call in b.covers for b in chosen)]  # fmt: skip
     return Found(chosen, uncovered, groups, verified.compiled)
+
+
+def _why_uncovered(call: ShapeLine, spent: set[Shapes], budget: int, groups: list[DimGroup], targets: list[str]) -> str:
+    if call.shapes in spent:
+        return f"the padding budget ({budget} shapes) was spent before a padded shape of it compiled"
+    untold = [f"{g.label}: {g.effect.untold}" for g in groups if g.effect.untold]
+    if untold and not any(g.effect.safe for g in groups):
+        return f"no dim is known to pad freely ({'; '.join(untold)})"
+    return f"no shape padded up to {MAX_GROWTH:g} times its elements compiles on {', '.join(targets)}"
 
 
 def _failing(lines: list[ShapeLine], cells: list[Cell], targets: list[str]) -> list[ShapeLine]:

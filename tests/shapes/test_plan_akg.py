@@ -233,3 +233,22 @@ def test_the_calls_of_a_real_mindspore_run(tmp_path: Path) -> None:
     assert sorted(s["line"] for s in plan["shapes"]) == ["[2, 24, 3] [2, 64, 3]", "[2, 28, 3] [2, 64, 3]",
                                                           "[2, 33, 3] [2, 64, 3]"]  # fmt: skip
     assert all(s["where"].endswith(".info") and s["verdict"] == "compiles" for s in plan["shapes"])
+
+
+@pytest.mark.xdist_group("shapes_graph")
+def test_a_fused_graph_that_computes_wrong_for_some_shapes(tmp_path: Path) -> None:
+    """corpus/castup_transpose_fp16_mismatch over its rows: a call that compiles but computes wrong is its own
+    verdict, with the wrong result's bug; a fused graph has no padding check and no dispatch module check."""
+    crash = CORPUS / "castup_transpose_fp16_mismatch" / "crash.yaml"
+    out = tmp_path / "plan"
+    command = [sys.executable, "-m", "reducer", "shapes", str(crash), "--dims", "input_0[0]=15..18", "-o", str(out)]
+    with own_state(tmp_path):
+        run = subprocess.run([*command, "--targets", "cpu", "--no-reduce"], capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-2000:]
+    plan = json.loads((out / "plan.json").read_text())
+    verdicts = {s["line"]: s["verdict"] for s in plan["shapes"]}
+    assert verdicts == {"[15, 16]": "compiles", "[16, 16]": "wrong", "[17, 16]": "wrong", "[18, 16]": "wrong"}
+    [bug] = plan["bugs"]
+    assert bug["signature"].startswith("mismatch:") and plan["pass_rates"]["cpu"]["wrong"] == 3
+    assert all("no dim is known to pad freely" in c["why"] for c in plan["not_covered"])
+    assert "dispatch.py is for Custom ops" in plan["dispatch"]["check"]["why"]
