@@ -126,11 +126,11 @@ class _Teed:
 
     def finish(self) -> None:
         """Wait for the last output once the tree is gone (it held the pipe open until then). A process
-        that left the tree (setsid, a daemon) may still hold it: it is found by its mark and killed."""
+        that left the tree (setsid, a daemon) is found by its mark and killed, whether it still holds the
+        pipe or not: the output it wrote until then is read, and nothing of the run outlives it."""
         self._copier.join(DRAIN_SECONDS)
-        if self._copier.is_alive():
-            kill_marked(USER_RUN_ENV, self.mark)
-            self._copier.join(DRAIN_SECONDS)
+        kill_marked(USER_RUN_ENV, self.mark)
+        self._copier.join(DRAIN_SECONDS)
 
 
 def _cpu_times(root: psutil.Process) -> dict[int, float]:
