@@ -17,9 +17,11 @@ from reducer.compile.user_run import run_command
 pytestmark = pytest.mark.timeout(60)  # before the fix: waited for the daemon, 600 s
 
 # Starts a grandchild in a session of its own that inherits stdout and outlives the script by far.
-DETACHED = """
+# The daemon's command is this test's own: another test's sleeping child (test_capture.py) must not count.
+DAEMON = "import time; time.sleep(600)  # the detached daemon of test_user_run"
+DETACHED = f"""
 import subprocess, sys
-subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"], start_new_session=True)
+subprocess.Popen([sys.executable, "-c", {DAEMON!r}], start_new_session=True)
 print("started the daemon", flush=True)
 """
 
@@ -27,7 +29,7 @@ print("started the daemon", flush=True)
 def test_a_detached_descendant_holding_the_output_does_not_keep_capture_waiting(tmp_path: Path) -> None:
     outcome = run_command([sys.executable, "-c", DETACHED], tmp_path, {}, 60, 1024, tmp_path / "run.log", None)
     assert outcome.returncode == 0 and "started the daemon" in outcome.output
-    left = [p for p in psutil.process_iter(["cmdline"]) if "time.sleep(600)" in " ".join(p.info["cmdline"] or [])]
+    left = [p for p in psutil.process_iter(["cmdline"]) if DAEMON in (p.info["cmdline"] or [])]
     assert not left, "the daemon outlived the capture"
 
 
