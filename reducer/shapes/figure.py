@@ -7,11 +7,6 @@ from __future__ import annotations
 import io
 from collections.abc import Sequence
 
-import matplotlib
-
-matplotlib.use("Agg")  # no screen: files only
-import matplotlib.pyplot as plt
-
 from reducer.shapes.buckets import DimGroup
 from reducer.shapes.grid import COMPILES, INVALID, NO_VERDICT, WRONG, Cell
 
@@ -34,6 +29,12 @@ def shape_map_svg(cells: list[Cell], groups: Sequence[DimGroup], targets: list[s
     axes_groups = deciding(groups, cells)
     if not axes_groups:
         return ""
+    # Imported here, not at the top: every `reduce` command loads this module, few draw (matplotlib costs ~0.5 s).
+    import matplotlib
+
+    matplotlib.use("Agg")  # no screen: files only
+    import matplotlib.pyplot as plt
+
     bugs = list(dict.fromkeys(c.bug for c in cells if c.bug))
     figure, panels = plt.subplots(len(targets), 1, figsize=(7, 1.2 + 1.6 * len(targets)), squeeze=False)
     for panel, target in zip(panels[:, 0], targets, strict=True):
