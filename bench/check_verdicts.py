@@ -1,12 +1,13 @@
 """The wrong-result check judged on kernels whose truth is known: the fused graphs MindSpore 2.10 wrote from its
-own graph-kernel test nets (tests/data/graphs, each net passing on CPU), the corpus's wrong kernels, and any
-.info or crash.yaml named. Each is checked once by `reduce check` (the real AKG, seed 0); the table gives the
-verdict, what it compared and what was expected of it, and the counts of false alarms, misses and "not
-checked" at the end.
+own graph-kernel test nets (tests/data/graphs, each net passing on CPU), the corpus's wrong kernels, the
+TeLang kernels of tests/data/telang_right and the TeLang and ir_builder .info files MindSpore wrote
+(tests/data/custom_attrs), all right on CPU, and any .info or crash.yaml named. Each is checked once by
+`reduce check` (the real AKG, seed 0); the table gives the verdict, what it compared and what was expected of
+it, and the counts of false alarms, misses and "not checked" at the end.
 
-Expected: a corpus case with `expect: {kind: mismatch}` is wrong; a graph of tests/data/graphs is right, but
-for those with a float32 Exp or Tanh, which AKG computes many times less accurately than MindSpore
-(docs/wrong-results.md): imprecise.
+Expected: a corpus case with `expect: {kind: mismatch}` is wrong; a TeLang kernel is right; a graph of
+tests/data/graphs is right, but for those with a float32 Exp or Tanh, which AKG computes many times less
+accurately than MindSpore (docs/wrong-results.md): imprecise.
 
 Usage: python bench/check_verdicts.py [path ...]
 """
@@ -24,18 +25,22 @@ from pathlib import Path
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
+RIGHT_TELANG = ROOT / "tests" / "data" / "telang_right"
 APPROXIMATED = {"Exp", "Tanh"}  # AKG 2.10's float32 kernels of these are far less accurate than MindSpore's
 
 
 def cases() -> list[Path]:
     graphs = sorted((ROOT / "tests" / "data" / "graphs").glob("*.info"))
+    telang = sorted(RIGHT_TELANG.glob("*/crash.yaml")) + sorted(
+        (ROOT / "tests" / "data" / "custom_attrs").glob("*.info")
+    )
     wrong = [p for p in sorted((ROOT / "corpus").glob("*/crash.yaml")) if "mismatch" in p.read_text()]
-    return graphs + wrong
+    return graphs + telang + wrong
 
 
 def expected(path: Path) -> str:
     if path.suffix == ".yaml":
-        return "wrong"
+        return "right" if path.is_relative_to(RIGHT_TELANG) else "wrong"
     ops = {op["name"] for op in json.loads(path.read_text())["op_desc"]}
     dtypes = {t["data_type"] for op in json.loads(path.read_text())["op_desc"] for t in op["output_desc"]}
     return "imprecise" if ops & APPROXIMATED and "float32" in dtypes else "right"

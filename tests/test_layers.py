@@ -115,13 +115,15 @@ def test_every_package_says_what_lives_there_and_what_it_may_import() -> None:
 
 PROGRAMS = ROOT / "in_mindspore"
 # What a program run in MindSpore's interpreter may import of the programs beside it: the shared wire.py, and
-# the check its runner runs and the reference the check loads. mismatch_run.py is a repro.py's body: it
-# imports none, wire.py included (it makes AKG importable itself). The op-semantics matrix holds the reference
+# the check its runner runs and the references the check loads (the TeLang probe calls functions as the
+# plain-TVM reference does). mismatch_run.py is a repro.py's body: it imports none, wire.py included (it makes
+# AKG importable itself). The op-semantics matrix holds the reference
 # against MindSpore's own kernels. The check of a dispatch plan draws inputs and builds Custom ops as the
 # wrong-result check does.
-SIBLINGS = {"mismatch_runner": {"mismatch_run", "wire"}, "mismatch_run": {"graph_bounds"}, "graph_numpy": set(),
-            "graph_bounds": {"graph_numpy"}, "op_matrix": {"graph_numpy"},
-            "dispatch_check": {"mismatch_run"}}  # fmt: skip
+SIBLINGS = {"mismatch_runner": {"mismatch_run", "wire"}, "mismatch_run": {"graph_bounds", "telang_plain"},
+            "graph_numpy": set(), "graph_bounds": {"graph_numpy"}, "op_matrix": {"graph_numpy"},
+            "dispatch_check": {"mismatch_run"}, "telang_plain": set(),
+            "telang_probe": {"telang_plain", "wire"}}  # fmt: skip
 
 
 def _top_imports(path: Path) -> set[str]:

@@ -318,7 +318,9 @@ def _results(b: BundleInput, reduced: Case) -> dict[str, Any]:
     assert reduced.mismatch is not None
     if reduced.mismatch.tolerance is not None:
         given = reduced.mismatch.tolerance
-        tolerance = f"|actual - expected| > tolerance x (1 + |expected|), with the tolerance {given:g}"
+        tolerance = (
+            f"|actual - expected| > tolerance x (1 + |expected|){kind.results_slack}, with the tolerance {given:g}"
+        )
     elif kind.error_model:
         tolerance = (
             "|actual - expected| is more than a right kernel's error may be: what the ops' dtypes, conditioning "
@@ -328,8 +330,8 @@ def _results(b: BundleInput, reduced: Case) -> dict[str, Any]:
     else:
         dtypes = ", ".join(f"{d} {t:g}" for d, t in TOLERANCE.items())
         tolerance = (
-            f"|actual - expected| > tolerance x (1 + |expected|), with the tolerance of each output's dtype ({dtypes}; "
-            "integers exactly)"
+            f"|actual - expected| > tolerance x (1 + |expected|){kind.results_slack}, with the tolerance of each "
+            f"output's dtype ({dtypes}; integers exactly)"
         )
     arrays = make_inputs(kind.drawn_inputs(reduced), 0)
     names = kind.input_names(reduced)

@@ -45,8 +45,11 @@ from reducer.toolchain.launch import (
 from reducer.toolchain.nvcc import STOPPED, gpu_pipeline_reach, with_architecture
 
 MISMATCH_SCRIPT = script("mismatch_run")
-# What mismatch_run.py loads beside it, for a spec with "reference", each after what it imports.
-GRAPH_REFERENCE = {name: script(name) for name in ("graph_numpy", "graph_bounds")}
+# What mismatch_run.py loads beside it for a spec's "reference", name -> file, each after what it imports.
+REFERENCE_MODULES = {
+    "graph_numpy": {name: script(name) for name in ("graph_numpy", "graph_bounds")},
+    "telang_plain": {"telang_plain": script("telang_plain")},
+}
 SET_BY_AKG = {"target", "process"}  # AKG sets these from the .info itself
 WORKER_ATTEMPTS = 2  # a compile whose worker died is rerun once in a fresh worker
 GDB_SLOWDOWN = 3  # a compile under gdb may take this many times its own limit (symbols of libakg.so, ptrace)
@@ -284,8 +287,8 @@ def cache_key(case: Case, outputs: tuple[TensorSpec, ...]) -> str:
     if case.mismatch is not None:  # the check itself decides the verdict: a new check, new verdicts
         compiler_input["mismatch"] = mismatch_spec(case, outputs)
         identity["check_sha256"] = hashlib.sha256(Path(MISMATCH_SCRIPT).read_bytes()).hexdigest()
-        if compiler_input["mismatch"].get("reference"):  # and the reference it loads
-            whole = b"".join(Path(path).read_bytes() for path in GRAPH_REFERENCE.values())
+        if reference := compiler_input["mismatch"].get("reference"):  # and the reference it loads
+            whole = b"".join(Path(path).read_bytes() for path in REFERENCE_MODULES[reference].values())
             identity["reference_sha256"] = hashlib.sha256(whole).hexdigest()
     codegen = TARGETS[case.target].codegen
     if codegen == CCEC:  # how far the Ascend pipeline gets depends on CANN's compiler being here
@@ -329,7 +332,8 @@ def host_facts(toolchain: Toolchain, build: AkgBuild | None, target: Target) -> 
 @dataclass(frozen=True)
 class CheckProgram:
     """A wrong-result check as a standalone script needs it: the runner's source, the case's spec and the
-    numpy reference's modules, name -> source, each after what it imports (none when the check has none)."""
+    reference's modules (mismatch_run.py loads them), name -> source, each after what it imports (none when the
+    check has none)."""
 
     runner: str
     spec: dict[str, Any]
@@ -338,5 +342,5 @@ class CheckProgram:
 
 def check_program(case: Case, outputs: tuple[TensorSpec, ...]) -> CheckProgram:
     spec = mismatch_spec(case, outputs)
-    reference = {name: Path(path).read_text() for name, path in GRAPH_REFERENCE.items()}
-    return CheckProgram(Path(MISMATCH_SCRIPT).read_text(), spec, reference if spec.get("reference") else {})
+    modules = REFERENCE_MODULES.get(spec.get("reference", ""), {})
+    return CheckProgram(Path(MISMATCH_SCRIPT).read_text(), spec, {n: Path(p).read_text() for n, p in modules.items()})

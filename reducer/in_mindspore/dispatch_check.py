@@ -2,7 +2,8 @@
 spec.json dispatch.py`. Every call of the spec runs through the plan's `dispatch(op, *inputs)`, with `op` the
 user's kernel as a Custom op (func_type "hybrid" or "akg"), on the same seeded inputs as the wrong-result check;
 its results are compared with the unpadded kernel's where that compiles on the CPU ("direct"), else with the
-kernel run as Python (a Hybrid DSL kernel). One JSON line per call, as it finishes (a call that kills the
+kernel's reference: a Hybrid DSL kernel run as Python, a TeLang kernel built by plain TVM (the spec's
+"reference", as in the wrong-result check). One JSON line per call, as it finishes (a call that kills the
 process leaves the lines of the calls before it): {"line", "compared_with", "max_error", "same"}."""
 
 import importlib.util
@@ -12,7 +13,17 @@ import sys
 import tempfile
 
 import numpy as np
-from mismatch_run import TOLERANCE, as_list, load_function, make_inputs, output_types
+from mismatch_run import (
+    REFERENCE_NAMES,
+    REFERENCES,
+    Reference,
+    akg_package,
+    allowances,
+    as_list,
+    load_function,
+    make_inputs,
+    output_types,
+)
 
 
 def _plan(path):
@@ -22,17 +33,19 @@ def _plan(path):
     return module
 
 
-def _compared(got, want, dtypes):
-    """(same, max error): every output of the plan equal to the other's within its dtype's tolerance."""
+def _compared(got, reference, outputs):
+    """(same, max error): every output of the plan within what the wrong-result check allows of it."""
+    want = reference.want
     if len(got) != len(want) or any(g.shape != w.shape for g, w in zip(got, want, strict=True)):
         return False, None
     worst, same = 0.0, True
-    for g, w, dtype in zip(got, want, dtypes, strict=True):
+    allowed = allowances({"outputs": [{"shape": s, "dtype": d} for s, d in outputs]}, reference)
+    for g, w, limit in zip(got, want, allowed, strict=True):
         g, w = g.astype(np.float64), w.astype(np.float64)
         error = np.abs(g - w)
         if error.size:
             worst = max(worst, float(np.nanmax(error)))
-        same = same and bool(np.all((error <= TOLERANCE.get(dtype, 0) * (1 + np.abs(w))) | (np.isnan(g) & np.isnan(w))))
+        same = same and bool(np.all((error <= limit) | (np.isnan(g) & np.isnan(w))))
     return same, worst
 
 
@@ -48,24 +61,29 @@ def main(spec_path, plan_path):
     folder = tempfile.mkdtemp(prefix="akg-reduce-dispatch-")
     function = load_function(spec["source"], spec["function"], folder)
     outputs = {json.dumps(shapes): outs for shapes, outs in spec["outputs"]}
-    hybrid = spec["func_type"] == "hybrid"
+    custom_type = spec["custom_func_type"]
 
     def op(*tensors):
         outs = outputs[json.dumps([list(t.shape) for t in tensors])]
         out_shape, out_dtype = output_types([{"shape": s, "dtype": d} for s, d in outs])
-        func = kernel(function, compile_attrs=spec["attrs"]) if hybrid else function
-        return ops.Custom(func, out_shape, out_dtype, func_type="hybrid" if hybrid else "akg")(*tensors)
+        # MindSpore compiles a function of func_type "hybrid" only through its ms_kernel decorator.
+        func = kernel(function, compile_attrs=spec["attrs"]) if custom_type == "hybrid" else function
+        return ops.Custom(func, out_shape, out_dtype, func_type=custom_type)(*tensors)
+
+    def reference(arrays):
+        if spec["reference"] in REFERENCES:
+            run = REFERENCES[spec["reference"]](akg_package(spec["build"]), spec, arrays)
+            return run, f"the kernel built by {REFERENCE_NAMES[spec['reference']]}"
+        return Reference(as_list(kernel(function)(*[a.copy() for a in arrays]))), "the kernel run as Python"
 
     for call in spec["calls"]:
         arrays = make_inputs([{"shape": s, "dtype": d} for s, d in call["inputs"]], 0)
         got = as_list(plan.dispatch(op, *[Tensor(a) for a in arrays]))
         if call["direct"]:
-            want, against = as_list(op(*[Tensor(a) for a in arrays])), "the unpadded kernel"
-        elif hybrid:
-            want, against = as_list(kernel(function)(*[a.copy() for a in arrays])), "the kernel run as Python"
+            want, against = Reference(as_list(op(*[Tensor(a) for a in arrays]))), "the unpadded kernel"
         else:
-            want, against = None, ""
-        same, worst = _compared(got, want, [d for _, d in call["outputs"]]) if want is not None else (None, None)
+            want, against = reference(arrays)
+        same, worst = _compared(got, want, call["outputs"])
         print(
             json.dumps({"line": call["line"], "compared_with": against, "max_error": worst, "same": same}), flush=True
         )

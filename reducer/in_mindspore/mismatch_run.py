@@ -3,9 +3,11 @@ compared with a reference. Prints the maximum error per output, the worst elemen
 
 - A Hybrid DSL kernel runs on the spec's "device" (MindSpore's device_target) through MindSpore
   (`ops.Custom(..., func_type="hybrid")`); its reference is the same kernel run as plain Python.
-- A fused graph is built by MindSpore's AKG (`akg.composite.build`, as its own composite tests do) and run
-  through AKG's tvm CPU runtime (with the spec's "build" of AKG); its reference is a numpy evaluation of the graph's ops
-  (graph_numpy.py beside this file, independent of AKG's op_dsl).
+- A fused graph, and a TeLang or ir_builder kernel (its Custom op's .info), is built by MindSpore's AKG
+  (`akg.composite.build`, as its own composite tests do) and run through AKG's tvm CPU runtime (with the spec's
+  "build" of AKG). A graph's reference is a numpy evaluation of its ops (graph_numpy.py beside this file,
+  independent of AKG's op_dsl); a TeLang kernel's is the same function built by plain TVM for the CPU, none of
+  AKG's passes (telang_plain.py beside this file).
 Either is compared instead with the same kernel compiled by AKG with another attrs set when the spec says
 "against".
 
@@ -153,15 +155,58 @@ def run_hybrid(spec, folder):
     got = on_akg(spec.get("attrs", {}))
     against = spec.get("against")
     want = on_akg(against) if against is not None else as_list(kernel(function)(*[a.copy() for a in arrays]))
-    return got, want, None, []
+    return got, Reference(want), []
 
 
-def graph_reference():
-    """The numpy evaluation of fused graphs with its error bounds: graph_bounds.py and the graph_numpy.py it
+class Reference:
+    """What AKG's results are compared with: per output, the reference's values (`want`), and how far a right
+    result may lie from them beyond the output's tolerance: the error model's `bounds` (which replace the
+    tolerance), or a `slack` added to it (how far the reference computed at the kernel's own precision lies
+    from the one computed wider). None: the tolerance alone."""
+
+    def __init__(self, want, bounds=None, slack=None):
+        self.want, self.bounds, self.slack = want, bounds, slack
+
+
+def graph_reference(akg, spec, arrays):
+    """The numpy evaluation of a fused graph with its error bounds: graph_bounds.py and the graph_numpy.py it
     reads, beside this file (a repro.py registers its copies)."""
     import graph_bounds
 
-    return graph_bounds
+    return Reference(*graph_bounds.evaluate(spec["info"], arrays))
+
+
+def telang_reference(akg, spec, arrays):
+    """The TeLang function built by plain TVM for the CPU (telang_plain.py beside this file), run on the inputs
+    widened (float16 to float32, float32 to float64) and as they are. The wide run is the reference; twice the
+    distance of the other from it is the slack: the rounding a right result at the kernel's own precision may
+    carry (a long float16 sum in order is off by more than float16's tolerance). A function that fixes its own
+    dtypes (a cast, a typed constant) may not run widened: then the run as it is, with no slack."""
+    import telang_plain
+
+    def plain(values):
+        function = (spec["source"], spec["function"], spec["func_type"])
+        return telang_plain.run_plain(akg.tvm, *function, spec.get("op_attrs", {}), values, spec["run_target"])
+
+    declared = plain([a.copy() for a in arrays])
+    wide = [a.astype(WIDER.get(str(a.dtype), a.dtype)) for a in arrays]
+    if [w.dtype for w in wide] == [a.dtype for a in arrays]:
+        return Reference(declared)
+    try:
+        widened = plain(wide)
+    except Exception:
+        return Reference(declared)
+    if [w.shape for w in widened] != [d.shape for d in declared]:
+        return Reference(declared)
+    gaps = [np.abs(declared[i].astype(np.float64) - widened[i].astype(np.float64)) for i in range(len(declared))]
+    # NaN in one run only: undefined there anyway; inf: the kernel's own dtype overflows where the wide one does
+    # not, so any result is right there (not compared).
+    return Reference(widened, slack=[2 * np.where(np.isnan(gap), 0.0, gap) for gap in gaps])
+
+
+WIDER = {"float16": "float32", "float32": "float64"}
+REFERENCES = {"graph_numpy": graph_reference, "telang_plain": telang_reference}  # the spec's "reference"
+REFERENCE_NAMES = {"graph_numpy": "numpy", "telang_plain": "plain TVM"}  # in the verdict line; else Python
 
 
 def akg_package(build):
@@ -221,10 +266,10 @@ def changed(before, after):
     return int(np.count_nonzero((before != after) & ~(np.isnan(before) & np.isnan(after))))
 
 
-def run_graph(spec, folder):
-    """The graph built by AKG and run through tvm's CPU runtime (its arguments: the graph's inputs, then its
-    outputs, in desc order), each tensor guarded; a write past an output's end or into an input is a wrong
-    result too."""
+def run_built(spec, folder):
+    """The spec's .info (a fused graph, or a Custom op's) built by AKG and run through tvm's CPU runtime (its
+    arguments: the inputs, then the outputs, in desc order), each tensor guarded; a write past an output's end
+    or into an input is a wrong result too."""
     akg = akg_package(spec["build"])
     info = spec["info"]
     arrays = make_inputs(spec["inputs"], spec.get("seed", 0))
@@ -260,15 +305,14 @@ def run_graph(spec, folder):
     got = on_akg(spec.get("attrs", {}))
     against = spec.get("against")
     if against is not None:
-        return got, on_akg(against), None, problems
-    want, bounds = graph_reference().evaluate(info, arrays)
-    return got, want, bounds, problems
+        return got, Reference(on_akg(against)), problems
+    return got, REFERENCES[spec["reference"]](akg, spec, arrays), problems
 
 
 def run(spec, folder):
-    """(what AKG computed, what the reference says, one array per output; per output the error model's bound
-    on how far a right result may lie from it, or None; what else the kernel did wrong)."""
-    return {"hybrid": run_hybrid, "graph": run_graph}[spec["kernel"]](spec, folder)
+    """(what AKG computed, one array per output; the Reference it is compared with; what else the kernel did
+    wrong)."""
+    return run_hybrid(spec, folder) if spec["kernel"] == "hybrid" else run_built(spec, folder)
 
 
 def tolerances(spec):
@@ -277,15 +321,17 @@ def tolerances(spec):
     return [given if given is not None else TOLERANCE.get(o["dtype"], 0.0) for o in spec["outputs"]]
 
 
-def allowances(spec, want, bounds):
+def allowances(spec, reference):
     """How far each element of each output may lie from the reference (inf: not compared): the error model's
     bound (graph_bounds.py, for a graph's numpy reference, unless the spec sets a tolerance), else tolerance *
-    (1 + |reference|). A float output may also be off by its dtype's smallest normal number (a kernel may flush
-    subnormals to zero)."""
+    (1 + |reference|), plus the reference's slack. A float output may also be off by its dtype's smallest
+    normal number (a kernel may flush subnormals to zero)."""
+    want, bounds = reference.want, reference.bounds
     if bounds is None or spec.get("tolerance") is not None:
         limits = tolerances(spec)
+        slack = reference.slack or [0.0] * len(limits)
         return [
-            limits[i] * (1 + np.abs(np.nan_to_num(np.asarray(w, np.float64))))
+            limits[i] * (1 + np.abs(np.nan_to_num(np.asarray(w, np.float64)))) + slack[i]
             for i, w in enumerate(want[: len(limits)])
         ]
     allowed = []
@@ -337,8 +383,12 @@ def compare(got, want, allowed):
             int(undefined.sum()),
         )
         compared = int(error.size) - skipped
+        with np.errstate(divide="ignore", invalid="ignore"):  # a limit of 0: exact, any error is all of it
+            share = np.where(limit > 0, error / limit, np.where(error > 0, np.inf, 0.0))
+        used = float(share[~undefined].max()) if compared else 0.0
         print(f"output {index}: max abs error {largest:.6g} ({wrong} of {compared} compared elements off, {unwritten}"
-              f" never written, {skipped} of {error.size} not compared)")  # fmt: skip
+              f" never written, {skipped} of {error.size} not compared; the worst is {used:.1%} of what it is"
+              " allowed)")  # fmt: skip
         within = within and not wrong
         worst["compared"] = worst.get("compared", 0) + compared
         if error.size and compared < error.size * MIN_COMPARED:
@@ -372,8 +422,8 @@ def wrong_kind(worst, problems):
 def check(spec, folder):
     """Run the check with its files in `folder`; the exit code (see the top of this file)."""
     try:  # exit 1 says "the bug reproduces": nothing but a real comparison may end with it
-        got, want, bounds, problems = run(spec, folder)
-        within, worst = compare(got, want, allowances(spec, want, bounds))
+        got, reference, problems = run(spec, folder)
+        within, worst = compare(got, reference.want, allowances(spec, reference))
         for problem in problems:
             print(problem)
     except Exception:
@@ -385,7 +435,7 @@ def check(spec, folder):
     if spec.get("against") is not None:
         reference = "AKG with attrs " + json.dumps(spec["against"])
     else:
-        reference = "numpy" if spec.get("kernel") == "graph" else "Python"
+        reference = REFERENCE_NAMES.get(spec.get("reference"), "Python")
     if within and not problems and worst.get("unchecked"):
         outputs = ", ".join(map(str, worst["unchecked"]))
         print(

@@ -1,8 +1,7 @@
 """The TeLang probe, a separate program run under the case's interpreter with its build (stdlib, numpy, wire.py and
 MindSpore's AKG): it imports AKG's `tvm` once, then evaluates TeLang functions on placeholders
-as AKG's composite/topi.py `custom()` does (the source made a module, `tvm` put in the function's globals,
-the function called on the input placeholders; an ir_builder function gets the list of inputs and the attrs)
-and checks what AKG's lowering would refuse anyway, without compiling anything.
+as AKG calls them (telang_plain.py) and checks what AKG's lowering would refuse anyway, without compiling
+anything.
 
 Protocol, one JSON object per line. Probe -> reducer: {"ready": seconds} after the import, or
 {"unavailable": why} before ending. Reducer -> probe: {"source", "function", "func_type", "inputs":
@@ -17,6 +16,8 @@ import os
 import sys
 import time
 
+from telang_plain import Invalid, called
+from telang_plain import run_plain as run_plain_tvm
 from wire import import_akg, replier
 
 DTYPES = ("float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool")
@@ -28,10 +29,6 @@ def import_tvm():
     from akg import tvm
 
     return tvm
-
-
-class Invalid(Exception):
-    """The function is not a TeLang kernel AKG can lower."""
 
 
 def _shape(tensor, what):
@@ -327,36 +324,10 @@ def _walk(tvm, outputs, placeholders):
 
 
 def _called(tvm, request, shapes, stages=None):
-    """The function called on placeholders of `shapes`, as AKG calls it: (placeholders, output tensors); its
-    local tensors when it returned go to `stages`."""
-    source, function, func_type = request["source"], request["function"], request["func_type"]
-    module = {"__name__": function}
-    exec(compile(source, f"<kernel {function}>", "exec"), module)
-    func = module.get(function)
-    if not callable(func):
-        raise Invalid(f"the source defines no function {function}")
-    func.__globals__["tvm"] = tvm
-    placeholders = [
-        tvm.placeholder(tuple(shape), dtype, name=f"input_{i}")
-        for i, (shape, (_, dtype)) in enumerate(zip(shapes, request["inputs"], strict=True))
-    ]
-
-    def keep_locals(frame, event, arg):
-        if event == "return" and frame.f_code is func.__code__:
-            for name, value in frame.f_locals.items():
-                if isinstance(value, tvm.tensor.Tensor) and name not in stages:
-                    stages[name] = value
-
-    attrs = {name: tvm.convert(value) for name, value in request.get("attrs", {}).items()}  # as AKG hands them
-    sys.setprofile(keep_locals if stages is not None else None)
-    try:
-        result = func(placeholders, attrs) if func_type == "ir_builder" else func(*placeholders, **attrs)
-    finally:
-        sys.setprofile(None)
-    results = list(result) if isinstance(result, (list, tuple)) else [result]
-    if not results or not all(isinstance(r, tvm.tensor.Tensor) for r in results):
-        raise Invalid("the function must return its output tensors")
-    return placeholders, results
+    """The request's function called on placeholders of `shapes` and its inputs' dtypes (telang_plain.called)."""
+    inputs = [(shape, dtype) for shape, (_, dtype) in zip(shapes, request["inputs"], strict=True)]
+    function = (request["source"], request["function"], request["func_type"])
+    return called(tvm, *function, inputs, request.get("attrs", {}), stages)
 
 
 def evaluate(tvm, request):
@@ -378,27 +349,6 @@ def evaluate(tvm, request):
     }
 
 
-def _run_plain(tvm, request, values):
-    """The kernel run on `values` as plain TVM builds it for the CPU (its default schedule, LLVM, none of AKG's
-    passes): a reference of what the kernel computes."""
-    import tempfile
-
-    import numpy as np
-
-    placeholders, results = _called(tvm, request, [v.shape for v in values])
-    here = os.getcwd()
-    with tempfile.TemporaryDirectory(prefix="akg-reduce-plain-") as folder:
-        os.chdir(folder)  # AKG's tvm.build writes akg_kernel_meta/ where it runs: never the user's folder
-        try:
-            schedule = tvm.create_schedule([r.op for r in results])
-            built = tvm.build(schedule, placeholders + results, request["run_target"])
-        finally:
-            os.chdir(here)
-    outputs = [tvm.nd.array(np.zeros(_shape(r, "an output"), r.dtype)) for r in results]
-    built(*[tvm.nd.array(v) for v in values], *outputs)
-    return [o.asnumpy() for o in outputs]
-
-
 def run_plain(tvm, request):
     """{"results": [[shape, dtype, base64 of the bytes], ...]}: the kernel run by plain TVM on request["run"]'s
     values (the same triples)."""
@@ -407,7 +357,8 @@ def run_plain(tvm, request):
     import numpy as np
 
     values = [np.frombuffer(base64.b64decode(data), dtype).reshape(shape) for shape, dtype, data in request["run"]]
-    results = _run_plain(tvm, request, values)
+    function = (request["source"], request["function"], request["func_type"])
+    results = run_plain_tvm(tvm, *function, request.get("attrs", {}), values, request["run_target"])
     return {"results": [[list(r.shape), str(r.dtype), base64.b64encode(r.tobytes()).decode()] for r in results]}
 
 

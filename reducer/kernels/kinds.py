@@ -11,7 +11,7 @@ from typing import Any, Protocol
 
 from reducer.core.case import Case, Mismatch, TensorSpec
 from reducer.core.errors import InvalidKernel
-from reducer.core.targets import TARGETS, Target
+from reducer.core.targets import CPU, TARGETS, Target
 from reducer.core.words import counted
 from reducer.in_mindspore import graph_numpy
 from reducer.kernels import graph as graphs
@@ -44,6 +44,7 @@ class KernelKind(Protocol):
     results_reference: str  # what a wrong-result check compares AKG's results with
     results_run: str  # how a wrong-result check runs the kernel AKG built
     error_model: bool  # its check bounds each element by an error model (graph_bounds.py), not a tolerance
+    results_slack: str  # what its check allows beyond the tolerance, for an issue report ('' for nothing)
 
     def uncheckable(self, case: Case) -> str:
         """Why a wrong-result check cannot run `case` here ('' when it can)."""
@@ -244,6 +245,7 @@ class HybridKernel(_CustomFunction):
     custom_func_type = "hybrid"
     results_reference = "the same kernel run as plain Python"
     error_model = False
+    results_slack = ""
     results_run = 'run through MindSpore (`ops.Custom(..., func_type="hybrid")`)'
     well_formedness = (
         "it writes every element of its outputs and reads no element of a tensor it allocates before writing it "
@@ -294,8 +296,18 @@ class TeLangKernel(_CustomFunction):
     told_from_source = True
     label = "TeLang kernel"
     custom_func_type = "akg"
-    results_reference = ""
-    results_run = ""
+    results_reference = (
+        "the same function built by plain TVM for the CPU (its default schedule, LLVM, none of AKG's passes) and "
+        "run on its inputs widened (float16 to float32, float32 to float64)"
+    )
+    results_slack = (
+        ", plus twice the distance of the same plain-TVM run at the kernel's own dtypes from the widened one (the "
+        "rounding a right kernel at its own precision carries)"
+    )
+    results_run = (
+        "built by MindSpore's AKG from its Custom op's .info (`akg.composite.build`, as a compile does) and run "
+        "through tvm's CPU runtime, each tensor followed by a guard of poison"
+    )
     error_model = False
     well_formedness = (
         "every element of every output is defined by its `tvm.compute` (by construction), and no read indexes a "
@@ -319,10 +331,26 @@ class TeLangKernel(_CustomFunction):
         return evaluate(case).unchecked
 
     def uncheckable(self, case: Case) -> str:
-        return f"wrong-result checks run Hybrid DSL kernels and fused graphs, not a {self.label}"
+        """Built by AKG and run through tvm's CPU runtime, compared with plain TVM's build of the function."""
+        return _runs_on(case, [t for t in TARGETS.values() if t.runs_on_host], self.label)
+
+    def check_spec(self, case: Case, outputs: tuple[TensorSpec, ...]) -> dict[str, Any]:
+        return {
+            "kernel": self.name,
+            "info": self.info(case, outputs),
+            "reference": "telang_plain",
+            "run_target": CPU.akg_name,  # tvm's name of the CPU the plain build is for
+            "source": case.source,
+            "function": case.function,
+            "func_type": case.func_type,
+            "op_attrs": dict(case.op_attrs),
+        }
 
     def smallest(self, target: str) -> Case:
-        raise InvalidKernel(self.uncheckable(Case("", "", "", ())))
+        """A copy of one float."""
+        source = "def warm_up(x):\n    return tvm.compute(x.shape, lambda i: x[i], name='y')\n"
+        inputs = (TensorSpec((1,), "float32"),)
+        return Case("warm_up", source, "warm_up", inputs, func_type=self.func_type, target=target, mismatch=Mismatch())
 
     def loop_extents(self, case: Case) -> list[int]:
         """The first output's axes: the loop nest of its compute."""
@@ -353,6 +381,10 @@ class IrBuilderKernel(TeLangKernel):
         """Always '': its first parameter is the list of inputs, of any length."""
         return ""
 
+    def smallest(self, target: str) -> Case:
+        """The TeLang kind's: the check builds and runs both kinds the same way."""
+        return TELANG.smallest(target)
+
     def describe(self, case: Case) -> str:
         return "ir_builder (TVM IR builder) kernel, Custom op func_type='akg'"
 
@@ -371,6 +403,7 @@ class GraphKernel:
     well_formedness = ""
     results_reference = "a numpy evaluation of the graph's ops (independent of AKG's op_dsl)"
     error_model = True
+    results_slack = ""
     results_run = (
         "built by MindSpore's AKG (`akg.composite.build`, as AKG's composite tests do) and run through tvm's CPU "
         "runtime, each tensor followed by a guard of poison"
@@ -506,6 +539,17 @@ class GraphKernel:
     @staticmethod
     def graph(case: Case) -> graphs.Graph:
         return graphs.loads(case.graph or "")
+
+
+def results_unchecked(case: Case) -> str:
+    """Why what `case` computes cannot be checked on this machine ('' when it can): its kernel must run on this
+    machine's CPU, and its kind must have a reference there."""
+    target = TARGETS[case.target]
+    if not target.runs_on_host:
+        return f"{case.target} kernels run on {target.device_article}, which this machine lacks"
+    if case.compiler is not None:
+        return f"the case compiles with its own entry ({case.compiler}); the check would build with MindSpore's AKG"
+    return kind_of(case).uncheckable(case.with_(mismatch=Mismatch()))
 
 
 def _runs_on(case: Case, targets: list[Target], label: str) -> str:

@@ -2,7 +2,8 @@
 runs each failing call as its bucket, zero-padded and cut back, and lists the static shapes to precompile;
 and its check: the module run under MindSpore on the CPU for every call of the list whose shapes compile there
 (in_mindspore/dispatch_check.py, sandboxed), its results compared with the unpadded kernel's where that
-compiles, else with the kernel run as Python."""
+compiles, else with the kernel's reference (a Hybrid DSL kernel run as Python, a TeLang kernel built by plain
+TVM)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from reducer.inputs.shape_list import Shapes
 from reducer.kernels.kinds import kind_of, outputs_of
 from reducer.shapes.buckets import Found
 from reducer.shapes.grid import COMPILES, Cell, cell_case
-from reducer.toolchain.launch import launch
+from reducer.toolchain.launch import akg_build, launch
 
 CHECK_SECONDS = 120.0  # the check's own start, plus ...
 SECONDS_PER_CALL = 20.0  # ... a compile and a run per call at most
@@ -93,19 +94,22 @@ def check_module(case: Case, text: str, cells: list[Cell], found: Found) -> dict
             used[shapes] = used[runs_as] = True
     if not calls:
         return {"ran": False, "why": "no call runs on the CPU", "not_run": not_run}
-    cpu_case = kind_of(case).on_target(case, CPU.name)
+    kind, cpu_case = kind_of(case), kind_of(case).on_target(case, CPU.name)
     dtypes = [t.dtype for t in case.inputs]
+    outputs = {shapes: [[list(o), d] for o, d in _outputs(case, shapes)] for shapes in used}
+    build, check = akg_build(cpu_case), kind.check_spec(cpu_case, outputs_of(cpu_case))
     spec = {
-        "source": case.source,
-        "function": case.function,
-        "func_type": kind_of(case).custom_func_type,
+        **check,  # the function, and the reference its wrong-result check uses
+        "custom_func_type": kind.custom_func_type,
+        "reference": check.get("reference", ""),
+        "build": build.name if build else CPU.build_prefix,
         "attrs": case.attrs,
-        "outputs": [[[list(s) for s in shapes], [[list(o), d] for o, d in _outputs(case, shapes)]] for shapes in used],
+        "outputs": [[[list(s) for s in shapes], outs] for shapes, outs in outputs.items()],
         "calls": [
             {
                 "line": line.text,
                 "inputs": [[list(s), d] for s, d in zip(shapes, dtypes, strict=True)],
-                "outputs": [[list(o), d] for o, d in _outputs(case, shapes)],
+                "outputs": outputs[shapes],
                 "direct": direct,
             }
             for line, shapes, direct in calls

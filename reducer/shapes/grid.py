@@ -12,9 +12,8 @@ from typing import Any
 
 from reducer.compile.identity import Kind, Signature
 from reducer.core.case import Case, Mismatch
-from reducer.core.targets import TARGETS
 from reducer.inputs.shape_list import ShapeLine
-from reducer.kernels.kinds import kind_of, with_shapes
+from reducer.kernels.kinds import kind_of, results_unchecked, with_shapes
 from reducer.search.oracle import Oracle
 
 COMPILES, FAILS, WRONG, INVALID, NO_VERDICT = "compiles", "fails", "wrong", "invalid", "no verdict"
@@ -49,14 +48,6 @@ class Cell:
 def cell_case(case: Case, shapes: tuple[tuple[int, ...], ...], target: str) -> Case:
     """The kernel at `shapes` for `target`."""
     return kind_of(case).on_target(with_shapes(case, list(shapes)), target)
-
-
-def checkable(case: Case) -> str:
-    """Why what `case` computes cannot be checked here ('' when it can): its kernel must run on this machine's
-    CPU, and its kind must have a reference."""
-    if not TARGETS[case.target].runs_on_host:
-        return f"{case.target} kernels run on {TARGETS[case.target].device_article}, which this machine lacks"
-    return kind_of(case).uncheckable(case.with_(mismatch=Mismatch()))
 
 
 def _compiled(line: ShapeLine, target: str, signature: Signature | None, reason: str) -> Cell:
@@ -124,13 +115,13 @@ def _on_target(
         runs = [
             (i, c.with_(mismatch=Mismatch()))
             for i, (c, cell) in enumerate(zip(cases, compiled, strict=True))
-            if check and cell.verdict == COMPILES and not checkable(c)
+            if check and cell.verdict == COMPILES and not results_unchecked(c)
         ]
         for (i, _), (sig, reason) in zip(runs, _decided(oracle, [c for _, c in runs]), strict=True):
             compiled[i] = _checked(compiled[i], sig, reason)
         for i, (c, cell) in enumerate(zip(cases, compiled, strict=True)):
             if check and cell.verdict == COMPILES and not cell.checked:
-                compiled[i] = Cell(cell.line, target, COMPILES, checked=f"not checked: {checkable(c)}")
+                compiled[i] = Cell(cell.line, target, COMPILES, checked=f"not checked: {results_unchecked(c)}")
         cells += compiled
         on_done(len(chunk))
     return cells

@@ -25,7 +25,7 @@ RNG = np.random.default_rng(0)
 def _verdict(graph: dict, inputs: list[np.ndarray], got: list[np.ndarray]) -> tuple[bool, dict]:
     want, bounds = graph_bounds.evaluate(graph, inputs)
     outputs = [{"shape": list(w.shape), "dtype": str(w.dtype)} for w in want]
-    allowed = mismatch_run.allowances({"outputs": outputs}, want, bounds)
+    allowed = mismatch_run.allowances({"outputs": outputs}, mismatch_run.Reference(want, bounds))
     return mismatch_run.compare(got, want, allowed)
 
 

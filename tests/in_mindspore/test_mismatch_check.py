@@ -16,16 +16,22 @@ SPEC = {"tolerance": 1e-3, "against": None, "kernel": "graph", "outputs": [{"sha
 
 def test_a_check_that_cannot_compare_is_a_failed_check_not_the_bug(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(
-        mismatch_run, "run", lambda spec, folder: ([np.zeros(4)], [np.zeros(4, dtype=object)], None, [])
+        mismatch_run,
+        "run",
+        lambda spec, folder: ([np.zeros(4)], mismatch_run.Reference([np.zeros(4, dtype=object)]), []),
     )
     monkeypatch.setattr(mismatch_run, "compare", lambda *args: 1 / 0)
     assert mismatch_run.check(SPEC, ".") == 2
 
 
 def test_outputs_of_another_count_are_a_wrong_result(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(mismatch_run, "run", lambda spec, folder: ([np.zeros(4)], [np.zeros(4), np.ones(2)], None, []))
+    monkeypatch.setattr(
+        mismatch_run, "run", lambda spec, folder: ([np.zeros(4)], mismatch_run.Reference([np.zeros(4), np.ones(2)]), [])
+    )
     assert mismatch_run.check(SPEC, ".") == 1
-    monkeypatch.setattr(mismatch_run, "run", lambda spec, folder: ([np.ones(4)], [np.ones(4)], None, []))
+    monkeypatch.setattr(
+        mismatch_run, "run", lambda spec, folder: ([np.ones(4)], mismatch_run.Reference([np.ones(4)]), [])
+    )
     assert mismatch_run.check(SPEC, ".") == 0
 
 
@@ -33,7 +39,9 @@ def test_a_write_past_an_output_is_a_wrong_result_even_when_the_values_are_right
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     problem = "output 0: 3 elements written past its end"
-    monkeypatch.setattr(mismatch_run, "run", lambda spec, folder: ([np.ones(4)], [np.ones(4)], None, [problem]))
+    monkeypatch.setattr(
+        mismatch_run, "run", lambda spec, folder: ([np.ones(4)], mismatch_run.Reference([np.ones(4)]), [problem])
+    )
     assert mismatch_run.check(SPEC, ".") == 1
     assert f"mismatch: {problem}" in capsys.readouterr().out
 
@@ -43,7 +51,7 @@ def test_the_detail_line_names_the_wrong_elements_and_those_never_written(
 ) -> None:
     got = np.array([[1.0, np.nan], [3.0, 7.0]], np.float32)
     want = np.array([[1.0, 2.0], [3.0, 4.0]], np.float32)
-    monkeypatch.setattr(mismatch_run, "run", lambda spec, folder: ([got], [want], None, []))
+    monkeypatch.setattr(mismatch_run, "run", lambda spec, folder: ([got], mismatch_run.Reference([want]), []))
     spec = {**SPEC, "outputs": [{"shape": [2, 2], "dtype": "float32"}]}
     assert mismatch_run.check(spec, ".") == 1
     line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith(mismatch_run.DETAIL))
@@ -66,7 +74,9 @@ def test_a_float16_result_rounded_once_passes_and_one_off_by_a_few_ulps_does_not
     ulp = np.spacing(np.abs(want).astype(np.float16)).astype(np.float16)
     spec = {**SPEC, "tolerance": None, "outputs": [{"shape": [64], "dtype": "float16"}]}
     for got, verdict in ((want + ulp, 0), (want + 16 * ulp + np.float16(0.01), 1)):
-        monkeypatch.setattr(mismatch_run, "run", lambda spec, folder, got=got: ([got], [want], None, []))
+        monkeypatch.setattr(
+            mismatch_run, "run", lambda spec, folder, got=got: ([got], mismatch_run.Reference([want]), [])
+        )
         assert mismatch_run.check(spec, ".") == verdict
 
 
@@ -78,5 +88,24 @@ def test_where_the_reference_is_undefined_nothing_is_compared(monkeypatch: pytes
     spec = {**SPEC, "outputs": [{"shape": [4], "dtype": "float32"}]}
     for got, verdict in (([-1.5, 1.0, np.inf, np.inf], 0), ([-1.5, 1.0, np.inf, -np.inf], 1)):
         got = np.array(got, np.float32)
-        monkeypatch.setattr(mismatch_run, "run", lambda spec, folder, got=got: ([got], [want], None, []))
+        monkeypatch.setattr(
+            mismatch_run, "run", lambda spec, folder, got=got: ([got], mismatch_run.Reference([want]), [])
+        )
         assert mismatch_run.check(spec, ".") == verdict
+
+
+def test_a_reference_computed_wider_allows_what_the_kernels_own_precision_rounds(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A TeLang kernel's reference is computed wider, with the distance of the run at the kernel's own dtype as
+    slack: a float16 sum of 256 values in order is off by ~0.04, above float16's tolerance of its ~10, and is
+    right; a result off by as much again beyond that is wrong."""
+    exact = np.linspace(5, 15, 16)
+    in_order = exact + 0.04
+    spec = {**SPEC, "tolerance": None, "outputs": [{"shape": [16], "dtype": "float16"}]}
+    wide = mismatch_run.Reference([exact], slack=[2 * np.abs(in_order - exact)])
+    for got, reference, verdict in ((in_order, wide, 0), (in_order, mismatch_run.Reference([exact]), 1)):
+        monkeypatch.setattr(mismatch_run, "run", lambda spec, folder, g=got, r=reference: ([g], r, []))
+        assert mismatch_run.check(spec, ".") == verdict
+    monkeypatch.setattr(mismatch_run, "run", lambda spec, folder: ([exact + 0.2], wide, []))
+    assert mismatch_run.check(spec, ".") == 1
