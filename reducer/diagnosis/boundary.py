@@ -19,7 +19,7 @@ from reducer.diagnosis.knobs import Knob, knobs
 from reducer.diagnosis.shape_rule import Rule, rule_of
 from reducer.diagnosis.workarounds import Workaround
 from reducer.kernels.kinds import Dim, kind_of, linked_groups, outputs_of
-from reducer.search.oracle import PASSES, SAME_FAILURE, Oracle
+from reducer.search.oracle import OTHER_FAILURE, PASSES, SAME_FAILURE, Oracle
 
 MAP_UP_TO = 128  # every value up to here
 COARSE_UP_TO = 16  # the first round: every value up to here and the powers of two
@@ -123,7 +123,7 @@ class OtherBugs:
         self.found: dict[str, OtherBug] = {}
 
     def note(self, case: Case, outcome: str, where: str) -> None:
-        if not outcome.startswith("other failure"):
+        if not outcome.startswith(OTHER_FAILURE):
             return
         signature = self.oracle.verdict(case).signature  # known: no compile
         if signature is not None and signature.key() not in self.found:

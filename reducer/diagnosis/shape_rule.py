@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from reducer.search.oracle import PASSES, SAME_FAILURE
+from reducer.search.oracle import OTHER_FAILURE, PASSES, SAME_FAILURE
 
 MAX_PERIOD = 64
 MIN_PERIODS = 2  # a period must be seen passing at least this many times to be believed
@@ -121,7 +121,7 @@ def rule_of(tried: dict[int, str]) -> Rule:
 def _rule(tried: dict[int, str]) -> Rule:
     fails = {v for v, o in tried.items() if o == SAME_FAILURE}
     passes = {v for v, o in tried.items() if o == PASSES}
-    others = {v: o for v, o in tried.items() if o.startswith("other failure")}
+    others = {v: o for v, o in tried.items() if o.startswith(OTHER_FAILURE)}
     both = (tuple(sorted(fails)), tuple(sorted(passes)), others)
     low, high = min(fails | passes, default=0), max(fails | passes, default=0)
     if not passes:

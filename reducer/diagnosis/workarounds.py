@@ -1,6 +1,8 @@
 """Workarounds a user can ship today: a small, documented set of attr and dtype changes tried on the
 minimal case (one compile each), and those that make it compile (or fail another way) tried again on the
-ORIGINAL case; only those that make the original compile are reported. Time-boxed."""
+ORIGINAL case; only those that make the original compile are reported, and where what the original computes
+can be checked here, only those under which it computes right: a way around a crash into a wrong result is
+no way out. Time-boxed."""
 
 from __future__ import annotations
 
@@ -8,10 +10,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from reducer.core.case import Case, TensorSpec
+from reducer.core.case import Case, Mismatch, TensorSpec
 from reducer.core.targets import TARGETS, Target
-from reducer.kernels.kinds import as_float16, as_float32, kind_of
-from reducer.search.oracle import PASSES, Oracle
+from reducer.kernels.kinds import as_float16, as_float32, kind_of, results_unchecked
+from reducer.search.oracle import OTHER_FAILURE, PASSES, Oracle
 
 
 @dataclass(frozen=True)
@@ -27,9 +29,12 @@ class Workaround:
     why: str
     attrs: dict  # the original's attrs with the workaround applied
     inputs: tuple[TensorSpec, ...]  # the original's inputs with the workaround applied
+    results: str = ""  # of a crash's way out: "right", or why what it computes was not checked
 
     def to_dict(self) -> dict:
-        return {"name": self.name, "why": self.why, "attrs": self.attrs, "inputs": [t.to_dict() for t in self.inputs]}
+        results = {"results": self.results} if self.results else {}
+        inputs = [t.to_dict() for t in self.inputs]
+        return {"name": self.name, "why": self.why, "attrs": self.attrs, "inputs": inputs, **results}
 
 
 def _dim(tile: Callable[[int], int]) -> Callable[[Case], Case | None]:
@@ -133,9 +138,27 @@ def find_workarounds(
         big = perturbation.apply(original)
         # A change that removes the bug from the minimal case may make the original compile even when the
         # minimal case then meets another failure (a degenerate kernel of its own).
-        if (entry["minimal"] != PASSES and not entry["minimal"].startswith("other failure")) or big is None:
+        if (entry["minimal"] != PASSES and not entry["minimal"].startswith(OTHER_FAILURE)) or big is None:
             continue
         entry["original"] = oracle.outcome(big)
-        if entry["original"] == PASSES:
-            verified.append(Workaround(perturbation.name, perturbation.why, big.attrs, big.inputs))
+        if entry["original"] != PASSES:
+            continue
+        results = _results(big, oracle)
+        if results.startswith(OTHER_FAILURE):
+            entry["original"] = f"compiles, computes wrong: {results.removeprefix(OTHER_FAILURE)}"
+            continue
+        verified.append(Workaround(perturbation.name, perturbation.why, big.attrs, big.inputs, results))
     return verified, tries
+
+
+def _results(way_out: Case, oracle: Oracle) -> str:
+    """What the original computes under a way out of its failure: '' for a wrong-result case (the outcome said
+    it), "right", "not checked: why", or the wrong-result check's other failure."""
+    if way_out.mismatch is not None:
+        return ""
+    if why := results_unchecked(way_out):
+        return f"not checked: {why}"
+    outcome = oracle.outcome(way_out.with_(mismatch=Mismatch()))
+    if outcome == PASSES:
+        return "right"
+    return outcome if outcome.startswith(OTHER_FAILURE) else f"not checked: {outcome}"

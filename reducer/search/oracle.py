@@ -50,6 +50,7 @@ class Counters:
 AHEAD_POLL = 0.05  # seconds between looks at a cancel event while waiting for a compile ahead
 SAME_FAILURE = "fails the same way"
 PASSES = "passes"  # compiles, or for a wrong-result case computes the right result
+OTHER_FAILURE = "other failure: "  # how an outcome that is another bug starts
 SAYS_NOTHING = "no verdict"  # the environment, or a check that compared too little: says nothing of the kernel
 
 
@@ -223,7 +224,7 @@ class Oracle:
             return f"{SAYS_NOTHING}: {verdict.signature.message}"
         if not verdict.signature.failed:  # CODEGEN: AKG's passes passed; nvcc not here
             return PASSES
-        return f"other failure: {verdict.signature.one_line()}"
+        return f"{OTHER_FAILURE}{verdict.signature.one_line()}"
 
     def outcomes(self, cases: list[Case], deadline: float) -> list[str | None]:
         """outcome() of each case, `jobs` at a time, in order; None for a case not started by `deadline`

@@ -1,7 +1,8 @@
 """TeLang kernels against the real AKG: the TeLang user script of examples/ is captured (ended early once
 MindSpore waits forever for the compile that crashed) and reduced to the same bug (its frame) in a fraction of
 its tokens, with a bundle a maintainer can use (kernel.py in TeLang, the `ops.Custom(..., func_type="akg")`
-script, repro.py that reproduces in a fresh dir, the workaround verified on the original); a bare `.info`
+script, repro.py that reproduces in a fresh dir, auto-fuse off refused as a way out: the original then
+compiles and computes wrong); a bare `.info`
 MindSpore wrote for a TeLang op is reduced like it; an ir_builder kernel is reduced in its configuration."""
 
 from __future__ import annotations
@@ -72,7 +73,10 @@ def test_the_telang_script_is_captured_reduced_and_diagnosed_well_before_its_tim
     issue = (bundle / "ISSUE.md").read_text()
     assert "TeLang (TVM compute) kernel, Custom op func_type='akg'" in issue and 'func_type="akg"' in issue
     assert "well-formed: every element of every output is defined by its `tvm.compute` (by construction)" in issue
-    assert "**auto-fuse off** (`enable_auto_fuse: false`)" in issue  # verified on the original, which compiles
+    # The original compiles with auto-fuse off, and computes wrong (corpus/telang_conv2d_no_autofuse_wrong):
+    # no way out.
+    assert "**auto-fuse off**" not in issue
+    assert "| auto-fuse off | passes | compiles, computes wrong: mismatch: wrong result: wrong values" in issue
     fresh = tmp_path / "fresh"
     fresh.mkdir()
     shutil.copy(bundle / "repro.py", fresh)
