@@ -247,6 +247,7 @@ def _custom_op(reduced: Case, outputs: tuple[TensorSpec, ...]) -> str:
         outputs=outputs,
         dtype_formats=[f"DataType.{_DATA_TYPE[t.dtype]}_Default" for t in (*reduced.inputs, *outputs)],
         op_attrs=[(name, attr_data_type(value), repr(value)) for name, value in reduced.op_attrs.items()],
+        compile_attrs=repr(json.dumps(reduced.attrs, sort_keys=True)) if reduced.attrs else "",
     )
 
 

@@ -68,7 +68,10 @@ def main(spec_path, plan_path):
         out_shape, out_dtype = output_types([{"shape": s, "dtype": d} for s, d in outs])
         # MindSpore compiles a function of func_type "hybrid" only through its ms_kernel decorator.
         func = kernel(function, compile_attrs=spec["attrs"]) if custom_type == "hybrid" else function
-        return ops.Custom(func, out_shape, out_dtype, func_type=custom_type)(*tensors)
+        custom = ops.Custom(func, out_shape, out_dtype, func_type=custom_type)
+        if custom_type != "hybrid" and spec["attrs"]:  # AKG reads the build attrs from this attr of any op
+            custom.add_prim_attr("func_compile_attrs", json.dumps(spec["attrs"]))
+        return custom(*tensors)
 
     def reference(arrays):
         if spec["reference"] in REFERENCES:

@@ -211,4 +211,9 @@ def _reduced(case: Case, out: Path, settings: Settings, events: Events | None) -
         bundle, stats = reduce_case(case, files, out / "bundles", settings, events)
     except (NotFailingError, InputError) as exc:  # one bug not reduced leaves the plan and the others standing
         return {"bundle": None, "not_reduced": str(exc)}
-    return {"bundle": str(bundle.relative_to(out)), "reduction_compiles": stats["compiles"]}
+    # A wrong result's id names the ops of its kernel: the reduced kernel's differs from the list's calls'.
+    return {
+        "bundle": str(bundle.relative_to(out)),
+        "reduced_bug": stats["bug"],
+        "reduction_compiles": stats["compiles"],
+    }

@@ -1,7 +1,8 @@
 """`reduce shapes` against the real AKG: a corpus Hybrid DSL kernel over 51 calls on cpu and cuda (the calls
 with an odd query count not 1 mod 8 hit the host/device split's SSA check on cpu), and a corpus TeLang
-kernel over 50 calls on Ascend (realize_compress fails for some feature-map sizes). Each plan runs once (a
-module fixture, its own cache and temp dir); the tests read it and check it against fresh compiles."""
+kernel over 50 calls on Ascend (realize_compress fails for some feature-map sizes) and over 12 on CPU with
+auto-fuse off (a batch of one computes wrong). Each plan runs once (a module fixture, its own cache and temp
+dir); the tests read it and check it against fresh compiles."""
 
 from __future__ import annotations
 
@@ -132,7 +133,7 @@ def test_one_bundle_per_bug_with_the_plans_identity(nearest) -> None:
     crash = load_case(out / bug["case"])
     assert crash.expect is not None and crash.expect.kind == Kind.ERROR
     reduction = json.loads((out / bug["bundle"] / "reduction.json").read_text())
-    assert reduction["bug"] == bug["bug"]
+    assert reduction["bug"] == bug["bug"] == bug["reduced_bug"]
     assert (out / bug["bundle"] / "ISSUE.md").is_file()
     markdown = (out / "plan.md").read_text()
     assert f"({bug['bundle']}/ISSUE.md)" in markdown and "| cpu | 51 |" in markdown
@@ -252,3 +253,41 @@ def test_a_fused_graph_that_computes_wrong_for_some_shapes(tmp_path: Path) -> No
     assert bug["signature"].startswith("mismatch:") and plan["pass_rates"]["cpu"]["wrong"] == 3
     assert all("no dim is known to pad freely" in c["why"] for c in plan["not_covered"])
     assert "dispatch.py is for Custom ops" in plan["dispatch"]["check"]["why"]
+
+
+@pytest.mark.xdist_group("shapes_telang_cpu")
+def test_a_telang_kernel_that_computes_wrong_at_a_batch_of_one_runs_as_a_batch_of_two(tmp_path: Path) -> None:
+    """corpus/telang_conv2d_no_autofuse_wrong over 12 calls on cpu: each call that compiles is checked
+    against plain TVM, the batch-of-one calls compute wrong as one bug, each runs as the list's batch-of-two
+    call of its maps (the batch pads freely; channels and maps are read through the window), dispatch.py
+    gives the same results as the kernel's reference for all 12 under MindSpore, and the bug is reduced."""
+    crash = CORPUS / "telang_conv2d_no_autofuse_wrong" / "crash.yaml"
+    plan, stdout, out = _plan(tmp_path, crash, SHAPES / "conv2d_cpu.txt", "--targets", "cpu", "--no-diagnosis")
+    verdicts = {s["line"]: s for s in plan["shapes"]}
+    assert len(verdicts) == 12
+    for line, cell in verdicts.items():
+        if line.startswith("[1,"):
+            assert cell["verdict"] == "wrong" and "against the plain TVM reference" in cell["said"], cell
+        else:
+            assert (
+                cell["verdict"] == "compiles"
+                and "right: every output within tolerance of the plain TVM" in cell["checked"]
+            ), cell
+    [bug] = plan["bugs"]
+    assert bug["calls"] == 5 and bug["signature"].startswith("mismatch: wrong result: wrong values")
+    case = load_case(out / bug["case"])  # the bug's own case computes wrong as `reduce check` tells it
+    assert original_signature(case.with_(expect=None), runs=1).signature.bug_id("cpu") == bug["bug"]
+    dims = {d["dims"]: d for d in plan["dims"]}
+    assert dims["x[0]"]["padded_freely"] and all("needs a mask" in dims[d]["padding"] for d in ("x[2]", "x[3]"))
+    for bucket in plan["buckets"]:
+        [call] = bucket["covers"]
+        assert bucket["line"] == call.replace("[1,", "[2,", 1) and not bucket["mask_needed"]
+    check = plan["dispatch"]["check"]
+    assert check["ran"] and check["same"] == 12 and not check["differ"] and not check["not_run"]
+    compared = {c["line"]: c["compared_with"] for c in check["calls"]}
+    assert {compared[line] for line in verdicts if line.startswith("[1,")} == {"the kernel built by plain TVM"}
+    reduction = json.loads((out / bug["bundle"] / "reduction.json").read_text())
+    # A wrong result's id names its kernel's ops: the bundle's is the reduced kernel's, and the plan says it.
+    assert reduction["bug"] == bug["reduced_bug"] != bug["bug"] and reduction["signature"]["kind"] == "mismatch"
+    assert f"(its reduced kernel's id: {bug['reduced_bug']})" in (out / "plan.md").read_text()
+    assert f"bug {bug['bug']}: 5 calls" in stdout and "12 of 12 calls give the same results" in stdout
