@@ -17,7 +17,7 @@ from reducer.core.case import Case
 from reducer.core.errors import InvalidKernel
 from reducer.diagnosis.knobs import Knob, knobs
 from reducer.diagnosis.shape_rule import Rule, rule_of
-from reducer.diagnosis.workarounds import Workaround
+from reducer.diagnosis.workarounds import Workaround, results_under, wrong_words
 from reducer.kernels.kinds import Dim, kind_of, linked_groups, outputs_of
 from reducer.search.oracle import OTHER_FAILURE, PASSES, SAME_FAILURE, Oracle
 
@@ -158,7 +158,8 @@ def bucketing(
     minimal: Case, original: Case, maps: list[KnobMap], oracle: Oracle, budget: float, others: OtherBugs
 ) -> tuple[list[Workaround], list[dict[str, Any]]]:
     """Pad each dim of the original whose knob's rule says it fails to the nearest value the rule says
-    passes; (the paddings under which the original passes, every padding tried with its outcome)."""
+    passes; (the paddings under which the original passes, and computes right where that can be checked here,
+    every padding tried with its outcome)."""
     deadline = time.monotonic() + budget
     verified: list[Workaround] = []
     tries: list[dict[str, Any]] = []
@@ -179,9 +180,14 @@ def bucketing(
             outcome = oracle.outcome(case)
             others.note(case, outcome, f"the original, {name}")
             tries.append({"name": name, "rule": f"{found.knob.label(minimal)}: {rule.text}", "original": outcome})
-            if outcome == PASSES:
-                why = f"bucketing: the minimal case's `{found.knob.label(minimal)}` {rule.text}"
-                verified.append(Workaround(name, why, case.attrs, case.inputs))
+            if outcome != PASSES:
+                continue
+            results = results_under(case, oracle)
+            if results.startswith(OTHER_FAILURE):
+                tries[-1]["original"] = wrong_words(results)
+                continue
+            why = f"bucketing: the minimal case's `{found.knob.label(minimal)}` {rule.text}"
+            verified.append(Workaround(name, why, case.attrs, case.inputs, results))
     return verified, tries
 
 

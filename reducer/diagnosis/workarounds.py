@@ -143,15 +143,20 @@ def find_workarounds(
         entry["original"] = oracle.outcome(big)
         if entry["original"] != PASSES:
             continue
-        results = _results(big, oracle)
+        results = results_under(big, oracle)
         if results.startswith(OTHER_FAILURE):
-            entry["original"] = f"compiles, computes wrong: {results.removeprefix(OTHER_FAILURE)}"
+            entry["original"] = wrong_words(results)
             continue
         verified.append(Workaround(perturbation.name, perturbation.why, big.attrs, big.inputs, results))
     return verified, tries
 
 
-def _results(way_out: Case, oracle: Oracle) -> str:
+def wrong_words(results: str) -> str:
+    """A way out under which the original compiles and computes wrong, for the tries table."""
+    return f"compiles, computes wrong: {results.removeprefix(OTHER_FAILURE)}"
+
+
+def results_under(way_out: Case, oracle: Oracle) -> str:
     """What the original computes under a way out of its failure: '' for a wrong-result case (the outcome said
     it), "right", "not checked: why", or the wrong-result check's other failure."""
     if way_out.mismatch is not None:

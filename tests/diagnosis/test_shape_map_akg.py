@@ -1,7 +1,7 @@
 """The crashing-shape map on a real periodic AKG failure (corpus/nearest_distance_odd_points: the SSA check
 of the host/device split fails for odd extents that are not 1 mod 8): the rule is found on the minimal
 case's loop constant, re-checked here at three values, and turned into a padded shape under which the
-ORIGINAL compiles."""
+ORIGINAL compiles and computes right."""
 
 from __future__ import annotations
 
@@ -42,6 +42,7 @@ def test_periodic_rule_and_padded_shape_of_a_real_failure(tmp_path: Path) -> Non
     assert "fails when the value mod 8 is 3, 5, 7" in periodic["rule"]["text"]
     padding = [w for w in diagnosis["workarounds"] if w["name"] == "pad query.shape[1] from 27 to 28"]
     assert padding and [t["shape"] for t in padding[0]["inputs"]] == [[2, 28, 3], [2, 64, 3]]
+    assert padding[0]["results"] == "right"  # the padded original is checked for what it computes
     issue = (bundle / "ISSUE.md").read_text()
     assert "fails when the value mod 8 is 3, 5, 7" in issue and "**pad query.shape[1] from 27 to 28**" in issue
 
