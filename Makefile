@@ -25,10 +25,11 @@ gdb:
 	@command -v gdb >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get update -qq && apt-get install -y -qq gdb >/dev/null; } \
 		|| echo "akg-reduce: please install gdb (apt-get install gdb): a crash by a signal is known by where it died"
 
-# The shape plan's page is tested in a real browser: Debian's Chromium, installed when missing and this is root.
+# The shape plan's and the night's pages are tested in a real browser: Debian's Chromium, installed when missing
+# and this is root.
 browser:
 	@command -v chromium >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get update -qq && apt-get install -y -qq chromium >/dev/null; } \
-		|| echo "akg-reduce: the browser test of plan.html needs chromium (apt-get install chromium)"
+		|| echo "akg-reduce: the browser tests of plan.html and report.html need chromium (apt-get install chromium)"
 
 # target aicore compiles with AKG's Ascend build, which only MindSpore 2.7's wheels ship: `reduce` installs
 # MindSpore 2.7.2 into its toolchain cache on first use (~/.cache/akg-reduce/toolchains); the tests' real
@@ -47,7 +48,7 @@ test: install ascend browser
 # .ci/run's second pass: the tests that read what a first run leaves (the venv, compiled Python files,
 # hypothesis' example database, pytest's temp roots, a process that outlived its test) run again on top of it.
 # The real-AKG tier reads none of these but the temp roots and processes, which every test's checks cover.
-test-again: install ascend
+test-again: install ascend browser
 	$(BIN)/pytest -q -p no:cacheprovider -n $(TEST_JOBS) --dist loadgroup -m "not akg"
 
 lint: install

@@ -7,6 +7,7 @@ import contextlib
 import functools
 import hashlib
 import importlib.util
+import re
 import shutil
 import signal
 import subprocess
@@ -15,6 +16,7 @@ import tempfile
 import textwrap
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import psutil
@@ -205,6 +207,38 @@ def own_state(root: Path) -> Iterator[Path]:
         yield tmp
     left = sorted(p.name for p in tmp.glob(f"{PREFIX}*"))
     assert not left, f"temp dirs left by work outside a test: {left}"
+
+
+@dataclass(frozen=True)
+class PageLayout:
+    """How a page lays out in a real browser window 1280 px wide."""
+
+    scroll_width: int
+    inner_width: int
+    figures: int  # <svg> elements
+    rows: int  # <tr> elements
+
+
+def layout_in_browser(page: Path, scratch: Path) -> PageLayout:
+    """`page` laid out by headless Chromium (Debian's: `make browser`) in a 1280 px window."""
+    chromium = shutil.which("chromium")
+    assert chromium, "the browser test needs Debian's chromium (make browser)"
+    measure = (
+        "<script>document.title = [document.documentElement.scrollWidth, window.innerWidth, "
+        "document.querySelectorAll('svg').length, document.querySelectorAll('tr').length].join(' ')</script>"
+    )
+    measured = scratch / f"measured-{page.name}"
+    measured.write_text(page.read_text().replace("</body>", measure + "</body>"))
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+             "--disable-background-networking", "--disable-component-update", "--disable-sync"]  # fmt: skip
+    run = subprocess.run(
+        [chromium, *flags, f"--user-data-dir={scratch / 'profile'}", "--window-size=1280,900", "--dump-dom",
+         measured.as_uri()],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    title = re.search(r"<title>([\d ]+)</title>", run.stdout)
+    assert title, run.stderr[-2000:]
+    return PageLayout(*map(int, title[1].split()))
 
 
 def tree_digest(folder: Path) -> str:

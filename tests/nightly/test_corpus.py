@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import CORPUS, FAKE_COMPILER, own_state, write_case
+from conftest import CORPUS, FAKE_COMPILER, layout_in_browser, own_state, write_case
 
 from reducer.nightly.discover import discover
 
@@ -127,6 +127,8 @@ def test_unchanged_second_night_compiles_nothing(first_night: tuple[Path, Path],
     assert bugs == [("reproduces", ("matmul", "matmul_copy", "matmul_small"))]
     assert statuses["passes"] == "passes"
     assert (out / "report.html").read_text().count("<polyline") == 3  # cases, failing cases, compiler bugs
+    layout = layout_in_browser(out / "report.html", tmp_path)  # the night's page, as people open it
+    assert layout.scroll_width <= layout.inner_width == 1280 and layout.figures == 1 and layout.rows > 3
 
 
 def test_new_compiler_rechecks_every_case(first_night: tuple[Path, Path], tmp_path: Path) -> None:

@@ -7,15 +7,13 @@ dir); the tests read it and check it against fresh compiles."""
 from __future__ import annotations
 
 import json
-import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import CORPUS, HERE, needs_akg, needs_ascend, own_state
+from conftest import CORPUS, HERE, layout_in_browser, needs_akg, needs_ascend, own_state
 
 from reducer.compile.identity import Kind
 from reducer.core.errors import CompilesFine
@@ -166,27 +164,10 @@ def test_a_telang_kernel_over_fifty_calls_on_ascend_meets_two_bugs(tmp_path: Pat
 
 
 def test_plan_page_fits_the_screen_in_a_real_browser(nearest, tmp_path: Path) -> None:
-    chromium = shutil.which("chromium")
-    assert chromium, "the browser test needs Debian's chromium (make browser)"
     _, _, out = nearest
-    page = tmp_path / "plan.html"
-    measure = (
-        "<script>document.title = [document.documentElement.scrollWidth, window.innerWidth, "
-        "document.querySelectorAll('svg').length, document.querySelectorAll('tr').length].join(' ')</script>"
-    )
-    page.write_text((out / "plan.html").read_text().replace("</body>", measure + "</body>"))
-    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-             "--disable-background-networking", "--disable-component-update", "--disable-sync"]  # fmt: skip
-    run = subprocess.run(
-        [chromium, *flags, f"--user-data-dir={tmp_path / 'profile'}", "--window-size=1280,900", "--dump-dom",
-         page.as_uri()],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
-    title = re.search(r"<title>([\d ]+)</title>", run.stdout)
-    assert title, run.stderr[-2000:]
-    scroll_width, inner_width, figures, rows = map(int, title[1].split())
-    assert scroll_width <= inner_width == 1280  # no sideways scrolling
-    assert figures == 1 and rows > 51  # the shape map, and a row per call
+    layout = layout_in_browser(out / "plan.html", tmp_path)
+    assert layout.scroll_width <= layout.inner_width == 1280  # no sideways scrolling
+    assert layout.figures == 1 and layout.rows > 51  # the shape map, and a row per call
 
 
 def test_a_dask_cluster_gives_the_verdicts_of_the_local_run(nearest, tmp_path: Path) -> None:
