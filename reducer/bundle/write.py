@@ -38,7 +38,7 @@ from reducer.diagnosis.triage import Triage
 from reducer.in_mindspore.mismatch_run import DETAIL as MISMATCH_DETAIL
 from reducer.in_mindspore.mismatch_run import TOLERANCE, make_inputs
 from reducer.inputs.crash_yaml import case_to_yaml
-from reducer.kernels.info import attr_data_type
+from reducer.kernels.info import attr_data_type, dtype_format
 from reducer.kernels.kinds import kind_of, outputs_of
 from reducer.kernels.size import Size
 from reducer.toolchain.builds import AkgBuild
@@ -245,24 +245,10 @@ def _custom_op(reduced: Case, outputs: tuple[TensorSpec, ...]) -> str:
         func_type=kind_of(reduced).custom_func_type,
         inputs=reduced.inputs,
         outputs=outputs,
-        dtype_formats=[f"DataType.{_DATA_TYPE[t.dtype]}_Default" for t in (*reduced.inputs, *outputs)],
+        dtype_formats=[f"DataType.{dtype_format(t.dtype)}" for t in (*reduced.inputs, *outputs)],
         op_attrs=[(name, attr_data_type(value), repr(value)) for name, value in reduced.op_attrs.items()],
         compile_attrs=repr(json.dumps(reduced.attrs, sort_keys=True)) if reduced.attrs else "",
     )
-
-
-# MindSpore's names of the dtypes in a reg_info's dtype_format (mindspore.ops.DataType)
-_DATA_TYPE = {
-    "float16": "F16",
-    "float32": "F32",
-    "float64": "F64",
-    "int8": "I8",
-    "int16": "I16",
-    "int32": "I32",
-    "int64": "I64",
-    "uint8": "U8",
-    "bool": "BOOL",
-}
 
 
 def _issue(

@@ -49,6 +49,22 @@ def _compared(got, reference, outputs):
     return same, worst
 
 
+def _reg_info(spec, inputs, outputs):
+    """The Custom op's reg_info: its inputs, outputs and dtypes, and its own attrs, which reach the kernel's
+    function only when registered."""
+    from mindspore.ops import CustomRegOp, DataType
+
+    info = CustomRegOp()
+    for i in range(inputs):
+        info = info.input(i, f"input_{i}")
+    for i in range(outputs):
+        info = info.output(i, f"output_{i}")
+    info = info.dtype_format(*[getattr(DataType, name) for name in spec["dtype_formats"]])
+    for name, data_type, value in spec["reg_attrs"]:
+        info = info.attr(name, "required", data_type, value=value)
+    return info.target("CPU").get_op_info()
+
+
 def main(spec_path, plan_path):
     import mindspore as ms
     from mindspore import Tensor, ops
@@ -68,7 +84,10 @@ def main(spec_path, plan_path):
         out_shape, out_dtype = output_types([{"shape": s, "dtype": d} for s, d in outs])
         # MindSpore compiles a function of func_type "hybrid" only through its ms_kernel decorator.
         func = kernel(function, compile_attrs=spec["attrs"]) if custom_type == "hybrid" else function
-        custom = ops.Custom(func, out_shape, out_dtype, func_type=custom_type)
+        registered = {"reg_info": _reg_info(spec, len(tensors), len(outs))} if spec["reg_attrs"] else {}
+        custom = ops.Custom(func, out_shape, out_dtype, func_type=custom_type, **registered)
+        for name, _, value in spec["reg_attrs"]:  # reg_info names an attr, add_prim_attr gives its value
+            custom.add_prim_attr(name, value)
         if custom_type != "hybrid" and spec["attrs"]:  # AKG reads the build attrs from this attr of any op
             custom.add_prim_attr("func_compile_attrs", json.dumps(spec["attrs"]))
         return custom(*tensors)

@@ -25,6 +25,26 @@ def _attr(name: str, data_type: str, value: Any) -> dict[str, Any]:
     return {"data_type": data_type, "name": name, "value": value}
 
 
+# MindSpore's names of the dtypes in a reg_info's dtype_format (mindspore.ops.DataType)
+_REG_INFO_DTYPE = {
+    "float16": "F16",
+    "float32": "F32",
+    "float64": "F64",
+    "int8": "I8",
+    "int16": "I16",
+    "int32": "I32",
+    "int64": "I64",
+    "uint8": "U8",
+    "bool": "BOOL",
+}
+
+
+def dtype_format(dtype: str) -> str:
+    """The name of `dtype` in the default format in a reg_info's dtype_format (an attribute of
+    mindspore.ops.DataType)."""
+    return f"{_REG_INFO_DTYPE[dtype]}_Default"
+
+
 def attr_data_type(value: Any) -> str:
     """The data_type MindSpore writes for a Custom op's attr of this value."""
     if isinstance(value, list):

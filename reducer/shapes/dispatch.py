@@ -15,6 +15,7 @@ from reducer.core.case import Case
 from reducer.core.targets import CPU
 from reducer.core.templates import templates
 from reducer.inputs.shape_list import Shapes
+from reducer.kernels.info import attr_data_type, dtype_format
 from reducer.kernels.kinds import kind_of, outputs_of
 from reducer.shapes.buckets import Found
 from reducer.shapes.grid import COMPILES, Cell, cell_case
@@ -102,6 +103,10 @@ def check_module(case: Case, text: str, cells: list[Cell], found: Found) -> dict
         **check,  # the function, and the reference its wrong-result check uses
         "custom_func_type": kind.custom_func_type,
         "reference": check.get("reference", ""),
+        # The op's own attrs, as its reg_info declares them (name, MindSpore's data type, value), and the
+        # dtype_format names of its inputs and outputs.
+        "reg_attrs": [[name, attr_data_type(value), value] for name, value in case.op_attrs.items()],
+        "dtype_formats": [dtype_format(d) for d in (*dtypes, *(o.dtype for o in outputs_of(cpu_case)))],
         "build": build.name if build else CPU.build_prefix,
         "attrs": case.attrs,
         "outputs": [[[list(s) for s in shapes], outs] for shapes, outs in outputs.items()],

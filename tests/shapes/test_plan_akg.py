@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from conftest import CORPUS, HERE, layout_in_browser, needs_akg, needs_ascend, own_state
 
 from reducer.compile.identity import Kind
@@ -272,3 +273,37 @@ def test_a_telang_kernel_that_computes_wrong_at_a_batch_of_one_runs_as_a_batch_o
     assert reduction["bug"] == bug["reduced_bug"] != bug["bug"] and reduction["signature"]["kind"] == "mismatch"
     assert f"(its reduced kernel's id: {bug['reduced_bug']})" in (out / "plan.md").read_text()
     assert f"bug {bug['bug']}: 5 calls" in stdout and "12 of 12 calls give the same results" in stdout
+
+
+SCALED_CONV2D = """def conv2d(x, w, scale):
+    n, c, h, wd = x.shape
+    o, _, kh, kw = w.shape
+    pad = tvm.compute((n, c, h + 2, wd + 2),
+                      lambda b, ci, i, j: tvm.if_then_else(
+                          tvm.all(i >= 1, i < h + 1, j >= 1, j < wd + 1), x[b, ci, i - 1, j - 1],
+                          tvm.const(0, x.dtype)), name="pad")
+    rc = tvm.reduce_axis((0, c), name="rc")
+    ry = tvm.reduce_axis((0, kh), name="ry")
+    rx = tvm.reduce_axis((0, kw), name="rx")
+    return tvm.compute((n, o, h, wd),
+                       lambda b, f, i, j: tvm.sum(pad[b, rc, i + ry, j + rx] * w[f, rc, ry, rx] * scale,
+                                                  axis=[rc, ry, rx]), name="conv")
+"""
+
+
+@pytest.mark.xdist_group("shapes_telang_cpu")
+def test_the_dispatch_check_runs_a_telang_op_with_its_own_attrs(tmp_path: Path) -> None:
+    """The corpus conv2d with an op attr `scale` (reg_info and add_prim_attr, as its user registers it): the
+    dispatch check builds the Custom op with it, and the bucketed call agrees with plain TVM's build, which
+    is handed the same attr."""
+    (tmp_path / "kernel.py").write_text(SCALED_CONV2D)
+    inputs = [{"shape": [1, 4, 6, 6], "dtype": "float32"}, {"shape": [4, 4, 3, 3], "dtype": "float32"}]
+    fields = {"name": "conv2d_scaled", "kernel": "kernel.py", "function": "conv2d", "inputs": inputs,
+              "op_attrs": {"scale": 0.5}, "attrs": {"enable_auto_fuse": False}}  # fmt: skip
+    (tmp_path / "crash.yaml").write_text(yaml.safe_dump(fields))
+    (tmp_path / "calls.txt").write_text("[1, 4, 6, 6] [4, 4, 3, 3]\n[2, 4, 6, 6] [4, 4, 3, 3]\n")
+    plan, _, _ = _plan(tmp_path, tmp_path / "crash.yaml", tmp_path / "calls.txt", "--targets", "cpu", "--no-reduce")
+    assert [s["verdict"] for s in plan["shapes"]] == ["wrong", "compiles"]
+    check = plan["dispatch"]["check"]
+    assert check["ran"] and check["same"] == 2 and not check["differ"] and not check["not_run"]
+    assert check["calls"][0]["compared_with"] == "the kernel built by plain TVM"
