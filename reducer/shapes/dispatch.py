@@ -98,7 +98,8 @@ def check_module(case: Case, text: str, cells: list[Cell], found: Found) -> dict
     kind, cpu_case = kind_of(case), kind_of(case).on_target(case, CPU.name)
     dtypes = [t.dtype for t in case.inputs]
     outputs = {shapes: [[list(o), d] for o, d in _outputs(case, shapes)] for shapes in used}
-    build, check = akg_build(cpu_case), kind.check_spec(cpu_case, outputs_of(cpu_case))
+    cpu_outputs = outputs_of(cpu_case)
+    build, check = akg_build(cpu_case), kind.check_spec(cpu_case, cpu_outputs)
     spec = {
         **check,  # the function, and the reference its wrong-result check uses
         "custom_func_type": kind.custom_func_type,
@@ -106,7 +107,7 @@ def check_module(case: Case, text: str, cells: list[Cell], found: Found) -> dict
         # The op's own attrs, as its reg_info declares them (name, MindSpore's data type, value), and the
         # dtype_format names of its inputs and outputs.
         "reg_attrs": [[name, attr_data_type(value), value] for name, value in case.op_attrs.items()],
-        "dtype_formats": [dtype_format(d) for d in (*dtypes, *(o.dtype for o in outputs_of(cpu_case)))],
+        "dtype_formats": [dtype_format(d) for d in (*dtypes, *(o.dtype for o in cpu_outputs))],
         "build": build.name if build else CPU.build_prefix,
         "attrs": case.attrs,
         "outputs": [[[list(s) for s in shapes], outs] for shapes, outs in outputs.items()],
