@@ -7,6 +7,7 @@ import ast
 import contextlib
 import getpass
 import io
+import itertools
 import json
 import os
 import pprint
@@ -27,7 +28,7 @@ from reducer.compile.akg import CheckProgram
 from reducer.compile.identity import Kind, Signature
 from reducer.core.case import Case, Expectation, TensorSpec
 from reducer.core.errors import InputError
-from reducer.core.files import write_atomic
+from reducer.core.files import user_cache_dir, write_atomic
 from reducer.core.targets import TARGETS, Target
 from reducer.core.templates import templates
 from reducer.diagnosis.boundary import OtherBug
@@ -45,8 +46,19 @@ from reducer.toolchain.builds import AkgBuild
 from reducer.toolchain.launch import Toolchain
 
 MARKER = ".akg-reduce-bundle"
+CHECKOUT = Path(__file__).resolve().parents[2]  # akg-reduce's own folder: its checkout, or site-packages
 SECRET_NAME = re.compile(r"TOKEN|KEY|PASSWORD|SECRET|PASSWD|CREDENTIAL", re.IGNORECASE)
-KEY_LOG_LINES = 12
+KEY_LOG_LINES = 12  # of a failure whose own line the log does not hold: the log's last lines
+STACK_LINES = 8  # of the C++ stack AKG prints under a failed check
+TRACEBACK_LINES = 16  # innermost lines of a Python traceback
+FRAME_ARGS_CHARS = 60  # a stack frame's argument list longer than this is cut to (...)
+TITLE_CHARS = 99
+JSON_LINE_CHARS = 120  # the kernel JSON in ISSUE.md: a list or object this short stays on one line
+QUOTED_LINE_CHARS = 200  # a line of the user's run quoted in ISSUE.md
+INLINE_SCRIPT_CHARS = 20_000  # a longer repro.py (a wrong-result check with its reference) is attached, not inlined
+# Lines AKG prints on every compile, which place nothing.
+NOTICES = ("Please set tiling repo path",)
+_PY_EXCEPTION = re.compile(r"^[A-Za-z_][\w.]*(?:Error|Exception|Exit)\b")
 SHOWN_INPUT = 64  # inputs of at most this many elements are shown in a wrong-result ISSUE.md
 _PATH_LIKE = re.compile(r"[^\s'\"(),;=]*[/@][^\s'\"(),;=]*")  # a path, a URL, user@host
 
@@ -57,16 +69,25 @@ class Redactor:
     def __init__(self, toolchain: Toolchain, env: dict[str, str]) -> None:
         pairs: list[tuple[str, str]] = [(v, "<redacted>") for k, v in env.items() if SECRET_NAME.search(k)]
         if toolchain.mindspore_dir:
-            pairs.append((str(Path(toolchain.mindspore_dir).parent), "<site-packages>"))
-        pairs += [
+            pairs += _spellings(str(Path(toolchain.mindspore_dir).parent), "<site-packages>")
+        # The interpreters first (a venv's python is under the checkout), then the folders, the longest first.
+        for path, placeholder in [
             (toolchain.python, "python"),
             (sys.executable, "python"),
             (str(Path(toolchain.compiler_script).parent), "<compiler-dir>"),
+            (str(user_cache_dir()), "<akg-reduce-cache>"),
+            (sys.prefix, "<venv>"),
+            (str(CHECKOUT), "<akg-reduce>"),
             (tempfile.gettempdir().rstrip("/") + "/", "<tmp>/"),
+            ("/tmp/", "<tmp>/"),  # a captured run's own temp dir: the user's TMPDIR need not be ours
             (os.getcwd(), "<cwd>"),
             (str(Path.home()), "~"),
-        ]
-        self.pairs = sorted({(a, b) for a, b in pairs if len(a) > 1}, key=lambda p: -len(p[0]))
+        ]:
+            pairs += _spellings(path, placeholder)
+        chosen: dict[str, str] = {}
+        for path, placeholder in pairs:  # one folder, two names (the checkout is site-packages): the first
+            chosen.setdefault(path, placeholder)
+        self.pairs = sorted(((a, b) for a, b in chosen.items() if len(a) > 1), key=lambda p: -len(p[0]))
         self.words = [w for w in {getpass.getuser(), socket.gethostname()} if len(w) > 2 and w != "root"]
 
     def text(self, text: str) -> str:
@@ -85,6 +106,12 @@ class Redactor:
     @staticmethod
     def env(env: dict[str, str]) -> dict[str, str]:
         return {k: ("<redacted>" if SECRET_NAME.search(k) else v) for k, v in env.items()}
+
+
+def _spellings(path: str, placeholder: str) -> list[tuple[str, str]]:
+    """`path` as given and as resolved (a venv's python is a symlink, /tmp may be one): a log may say either."""
+    resolved = os.path.realpath(path) + ("/" if path.endswith("/") else "")
+    return [(path, placeholder), (resolved, placeholder)]
 
 
 @dataclass(frozen=True)
@@ -145,14 +172,134 @@ class BundleInput:
     check: CheckProgram | None = None  # the wrong-result check of a mismatch case, as repro.py runs it
 
 
-def _key_log(log: str, signature: Signature) -> str:
-    """The lines of `log` a reader needs: from the first AKG error or the failure's own line on (a wrong
-    result: from the check's first line per output, its detail line left to the tables above)."""
-    lines = [ln for ln in log.splitlines() if ln.strip() and not ln.startswith(MISMATCH_DETAIL)]
-    own = ("output ",) if signature.kind is Kind.MISMATCH else ()
-    hits = [i for i, ln in enumerate(lines) if "[ERROR]" in ln or signature.raw[:40] in ln or ln.startswith(own)]
-    start = hits[0] if hits else max(0, len(lines) - KEY_LOG_LINES)
-    return "\n".join(lines[start : start + KEY_LOG_LINES])
+def issue_title(signature: Signature, target: Target) -> str:
+    """The issue's title, from the bug's identity as the signature holds it: `[AKG][CPU] SIGSEGV in <place>`,
+    `[AKG][GPU] Check failed: <message> at file:line`, `[AKG][Ascend] hang in <pass>`, `[AKG][CPU] wrong
+    results: <kind> in <ops>`; shortened to TITLE_CHARS."""
+    head = f"[AKG][{target.device}] "
+    said = (signature.raw or signature.message).rstrip(" :")
+    what, where = {
+        Kind.SIGNAL: (signature.message, f" in {signature.place}" if signature.place else ""),
+        Kind.TIMEOUT: ("hang", f" in {signature.place}" if signature.place else ""),
+        Kind.MISMATCH: (signature.message.replace("wrong result:", "wrong results:"), f" in {signature.place}"),
+        Kind.INVALID_CUDA: (f"nvcc rejects the CUDA AKG generates: {said}", ""),
+    }.get(signature.kind, (said, f" at {signature.location}" if signature.location else ""))
+    room = TITLE_CHARS - len(head)
+    if len(what) + len(where) > room:
+        where = where if len(where) <= room // 2 else where[: room // 2 - 1] + "…"
+        what = what if len(what) + len(where) <= room else what[: room - len(where) - 1] + "…"
+    return head + what + where
+
+
+def related_log(log: str, signature: Signature) -> str:
+    """The text that places the bug, for "Related log": a crash's backtrace (the frames its signature was read
+    from), a hang's sampled stack, a failed check's line with the C++ stack AKG printed under it, a Python
+    error's whole traceback, a wrong result's check output; else the failure's own line and the lines after it.
+    Never a notice AKG prints on every compile, nor a traceback cut at its first line."""
+    lines = [ln.rstrip() for ln in log.splitlines() if ln.strip() and not ln.startswith(MISMATCH_DETAIL)]
+    if signature.kind in (Kind.SIGNAL, Kind.TIMEOUT) and signature.frames:
+        return "\n".join([_stack_heading(signature), *(f"  {frame}" for frame in signature.frames)])
+    if signature.kind is Kind.MISMATCH:
+        return "\n".join(_output_lines(lines))
+    said = signature.raw.strip()
+    own = [i for i, ln in enumerate(lines) if said and said in ln]
+    if not own:
+        if signature.kind is Kind.SIGNAL:  # no backtrace: what it died of is all there is
+            return signature.raw or signature.message
+        return "\n".join([ln for ln in lines if not ln.startswith(NOTICES)][-KEY_LOG_LINES:])
+    at = own[-1]  # of a check printed twice, the last carries the whole stack (AKG prints a short one first)
+    if _PY_EXCEPTION.match(lines[at]):
+        return "\n".join(_traceback(lines, at))
+    stack = itertools.takewhile(lambda ln: ln.lstrip().startswith(("Stack trace:", "[bt]")), lines[at + 1 :])
+    return "\n".join([lines[at], *map(_short_frame, itertools.islice(stack, STACK_LINES + 1))])
+
+
+def _stack_heading(signature: Signature) -> str:
+    tool = signature.read_by or "a stack sampler"
+    if signature.kind is Kind.SIGNAL:
+        return (
+            f"{signature.raw or signature.message}; backtrace by {tool} of the same compile (AKG's and TVM's own "
+            "frames, innermost first: where it died, then its callers; generic IRMutator and std:: frames left out):"
+        )
+    return (
+        f"{signature.raw or signature.message}; its stack sampled by {tool} at the deadline (innermost first, "
+        "from the pass it hangs in):"
+    )
+
+
+def _output_lines(lines: list[str]) -> list[str]:
+    """What a wrong-result check printed of each output: its `output N: ...` line and the elements under it."""
+    found: list[str] = []
+    inside = False
+    for line in lines:
+        inside = line.startswith("output ") or (inside and line.startswith("  "))
+        if inside:
+            found.append(line)
+    return found
+
+
+def _traceback(lines: list[str], at: int) -> list[str]:
+    """The Python traceback that ends with the exception on line `at`, its first line and its innermost frames."""
+    start = next((i for i in range(at, -1, -1) if lines[i].startswith("Traceback (most recent call last):")), at)
+    body = lines[start + 1 : at]
+    if len(body) > TRACEBACK_LINES:
+        body = ["  ...", *body[-TRACEBACK_LINES:]]
+    return [lines[start], *body, lines[at]] if start < at else [lines[at]]
+
+
+def _short_frame(line: str) -> str:
+    """A `[bt]` line of AKG's stack with the library's folder left out and a long argument list cut to `(...)`:
+    the function is what a maintainer looks for."""
+    line = re.sub(r"\S*/(lib\w+\.so)\(", r"\1(", line)
+    symbol = re.search(r"\.so\((?P<name>[^()]*(?:<[^()]*>)?)(?P<args>\(.*\))(?P<rest>[^()]*\+0x[0-9a-f]+)\)", line)
+    if symbol is None or len(symbol["args"]) <= FRAME_ARGS_CHARS:
+        return line
+    return line[: symbol.start("args")] + "(...)" + line[symbol.end("args") :]
+
+
+def _stage_sentence(stage: FailingStage, signature: Signature) -> str:
+    """Where in AKG the minimal case fails, as far as it is known ('' when nothing is)."""
+    parts = []
+    if stage.stage:
+        parts.append(f"Failing stage: **{stage.stage}**" + (f", in `{stage.component}`" if stage.component else ""))
+    elif stage.component:
+        parts.append(f"It fails in `{stage.component}`")
+    if parts and stage.innermost:
+        parts[-1] += f" (innermost frame `{stage.innermost}`)"
+    failure = "hang" if signature.kind is Kind.TIMEOUT else "failure"
+    if stage.after_pass:
+        parts.append(f"the last pass that wrote IR before the {failure} is `{stage.after_pass}`")
+    if stage.source:
+        parts.append(f"the failing check is at `{stage.source}`")
+    if not parts:
+        return ""
+    text = "; ".join(parts)
+    return text[0].upper() + text[1:] + "."
+
+
+def _pretty_json(value: Any, indent: str = "") -> str:
+    """JSON a person reads: a list or object on one line when it fits in JSON_LINE_CHARS, else one item a line."""
+    flat = json.dumps(value)
+    if len(indent) + len(flat) <= JSON_LINE_CHARS or not isinstance(value, (dict, list)) or not value:
+        return flat
+    inner = indent + "  "
+    items = (
+        [f"{json.dumps(k)}: {_pretty_json(v, inner)}" for k, v in value.items()]
+        if isinstance(value, dict)
+        else [_pretty_json(v, inner) for v in value]
+    )
+    ends = "{}" if isinstance(value, dict) else "[]"
+    return ends[0] + "\n" + ",\n".join(inner + item for item in items) + "\n" + indent + ends[1]
+
+
+def _one_line(text: str) -> str:
+    """A line of a user's run as ISSUE.md quotes it: a kernel JSON it carries is left out (the JSON is below)."""
+    if len(text) <= QUOTED_LINE_CHARS:
+        return text
+    brace = text.find("{")
+    if 0 <= brace < QUOTED_LINE_CHARS:
+        return text[:brace] + "{…}"
+    return text[: QUOTED_LINE_CHARS - 1] + "…"
 
 
 def _render(template: str, **context: Any) -> str:
@@ -243,6 +390,8 @@ def _custom_op(reduced: Case, outputs: tuple[TensorSpec, ...]) -> str:
         out_shapes=shapes[0] if len(shapes) == 1 else shapes,
         out_dtypes=dtypes[0] if len(dtypes) == 1 else "(" + ", ".join(dtypes) + ")",
         func_type=kind_of(reduced).custom_func_type,
+        wrapper=kind_of(reduced).custom_wrapper,
+        compile_attrs_dict=repr(reduced.attrs),
         inputs=reduced.inputs,
         outputs=outputs,
         dtype_formats=[f"DataType.{dtype_format(t.dtype)}" for t in (*reduced.inputs, *outputs)],
@@ -251,29 +400,35 @@ def _custom_op(reduced: Case, outputs: tuple[TensorSpec, ...]) -> str:
     )
 
 
-def _issue(
-    b: BundleInput, reduced: Case, info: dict[str, Any], stage: FailingStage, env_facts: dict, redact: Redactor
-) -> str:
+def _issue(b: BundleInput, reduced: Case, info: dict[str, Any], repro: str) -> str:
     kind = kind_of(reduced)
+    target = TARGETS[reduced.target]
     return _render(
         "issue.md.j2",
-        name=reduced.name,
-        hardware=TARGETS[reduced.target].device,
-        env=env_facts,
+        title=issue_title(b.signature, target),
+        device=target.template_device,
+        hardware=target.device,
+        env=b.host,
         target=reduced.target,
         kernel_kind=kind.describe(reduced),
+        kernel_file=kind.kernel_file,
         function=reduced.function or info.get("op", ""),
         graph_text=kind.listing(reduced),
         inputs=reduced.inputs,
         inputs_text=", ".join(f"{list(t.shape)} {t.dtype}" for t in reduced.inputs),
         signature=b.signature,
-        stage=stage,
+        stage_sentence=_stage_sentence(b.stage, b.signature),
         source=reduced.source,
         attrs_json=json.dumps(reduced.attrs),
         env_vars=" ".join(f"{k}={v}" for k, v in reduced.env.items()),
         needs_decorator=True,
-        custom_op=_custom_op(reduced, b.outputs) if kind.told_from_source else "",
-        key_log=redact.text(_key_log(b.log, b.signature)),
+        custom_op=_custom_op(reduced, b.outputs) if kind.python_function else "",
+        custom_func_type=kind.custom_func_type,
+        told_from_source=kind.told_from_source,
+        repro=repro if len(repro) <= INLINE_SCRIPT_CHARS else "",
+        repro_kb=round(len(repro) / 1000),
+        kernel_json=_pretty_json(info),
+        related_log=related_log(b.log, b.signature),
         original_size=kind.size_in_full(b.sizes["original"]),
         reduced_size=kind.size_in_full(b.sizes["reduced"]),
         kind_label=kind.label,
@@ -285,10 +440,28 @@ def _issue(
         mismatch=reduced.mismatch,
         results=_results(b, reduced) if reduced.mismatch else None,
         origin=b.origin,
+        final_error=_one_line(b.origin.final_error) if b.origin else "",
         triage=b.triage,
         well_formed=_well_formed(b),
         well_formedness=kind.well_formedness,
         repro_timeout=_repro_timeout(reduced),
+    )
+
+
+def _readme(b: BundleInput, files: list[str]) -> str:
+    """README.md, for the user who ran akg-reduce: what the files are, the verdict and what to do, what to
+    attach to the issue, the workarounds."""
+    return _render(
+        "readme.md.j2",
+        name=b.reduced.bundle_name,
+        title=issue_title(b.signature, TARGETS[b.reduced.target]),
+        files=files,
+        other_bugs=any(name.startswith("other_bugs/") for name in files),
+        kernel_file=kind_of(b.reduced).kernel_file,
+        triage=b.triage,
+        run_workarounds=[w for w in b.origin.run_workarounds if w.passes] if b.origin else [],
+        workarounds=b.diagnosis.workarounds if b.diagnosis else [],
+        mismatch=b.reduced.mismatch,
     )
 
 
@@ -364,9 +537,10 @@ def _files(b: BundleInput, redact: Redactor) -> dict[str, str]:
     stage = b.stage
     env_json = {**env_facts, "compile_env": reduced.env, "attrs": reduced.attrs, "target": reduced.target}
     env_json["akg_build"] = b.build.to_dict() if b.build else None
+    repro = _mismatch_repro(b.check) if b.check else _compile_repro(b, reduced, info, env_facts["mindspore"])
     files = {
-        "ISSUE.md": _issue(b, reduced, info, stage, env_facts, redact),
-        "repro.py": _mismatch_repro(b.check) if b.check else _compile_repro(b, reduced, info, env_facts["mindspore"]),
+        "ISSUE.md": _issue(b, reduced, info, repro),
+        "repro.py": repro,
         "kernel.info": json.dumps(info, indent=4),
         kind.kernel_file: kind.kernel_text(reduced, b.outputs),
         "crash.yaml": case_to_yaml(reduced, kind.kernel_file, b.expectation),
@@ -378,6 +552,7 @@ def _files(b: BundleInput, redact: Redactor) -> dict[str, str]:
         files[f"original/{name}"] = text
     for bug in b.diagnosis.other_bugs if b.diagnosis else []:
         files.update(_other_bug_files(bug, redact))
+    files["README.md"] = _readme(b, [*files, *(["ir/"] if b.ir_dir is not None and b.ir_dir.exists() else [])])
     return {name: redact.text(text) for name, text in files.items()}
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from reducer import __version__
 from reducer.compile import crash_stack
 from reducer.compile.cache import compile_key
 from reducer.compile.sandbox import HangCheck, Outcome, Running, read_capped, run_sandboxed, supervise
@@ -315,18 +316,32 @@ def host_facts(toolchain: Toolchain, build: AkgBuild | None, target: Target) -> 
     cuda = cuda_host()
     has, reach = pipeline_reach(target, cuda)
     return {
-        "os": f"{platform.system()} {platform.release()}",
+        "os": os_distribution(),
+        "kernel": f"{platform.system()} {platform.release()}",
         "machine": platform.machine(),
+        "akg_reduce": __version__,
         "python": toolchain.python_version,
         "mindspore": toolchain.mindspore_version or "not installed",
         "akg_build_name": build.name if build else "",
         "libakg": f"lib/plugin/{build.name}/libakg.so, {build.size} bytes, sha256 {build.sha256}" if build else "",
+        "libakg_short": f"lib/plugin/{build.name}/libakg.so, sha256 {build.sha256[:12]}" if build else "",
         "has_gpu": "yes" if cuda.has_gpu else "no",
         "nvcc": cuda.nvcc or "none",
         "cuda_version": cuda.version or "none",
         "codegen_here": has,  # what this machine has of the target's code generator
         "reach": reach,  # how far the target's compile gets here, when short of running the kernel
     }
+
+
+def os_distribution(os_release: Path = Path("/etc/os-release")) -> str:
+    """The OS as a maintainer asks for it, the distribution (PRETTY_NAME of os-release: "Debian GNU/Linux 12
+    (bookworm)"), not the kernel release; the platform's name when the file does not say."""
+    with contextlib.suppress(OSError):
+        for line in os_release.read_text().splitlines():
+            key, _, value = line.partition("=")
+            if key == "PRETTY_NAME" and value.strip("\"' "):
+                return value.strip("\"' ")
+    return platform.platform(terse=True)
 
 
 @dataclass(frozen=True)

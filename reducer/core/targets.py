@@ -56,6 +56,12 @@ class Target:
     unsupported_intrinsics: frozenset[str] = frozenset()  # Hybrid DSL intrinsics and dtypes its AKG cannot compile
     workarounds: tuple[str, ...] = ()  # what its users try (diagnosis/workarounds.py names them)
 
+    @property
+    def template_device(self) -> str:
+        """The hardware as MindSpore's issue template writes it (`/device cpu|gpu|ascend`): its bot labels the
+        issue only from the lowercase word."""
+        return self.device.lower()
+
 
 _COMMON_WORKAROUNDS = ("manual tiling, whole loops", "manual tiling, tile 1", "auto-inline off", "auto-fuse off")
 _HOST_WORKAROUNDS = (

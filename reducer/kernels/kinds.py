@@ -39,6 +39,9 @@ class KernelKind(Protocol):
     label: str  # in messages: "not a valid <label>"
     kernel_file: str  # the bundle's file the kernel is in
     custom_func_type: str  # what `ops.Custom(func, ..., func_type=)` takes for it; '' for a fused graph
+    # The `mindspore.ops` decorator a Custom op script wraps the function in, which also takes the build attrs
+    # ('' for none: they go in the op's func_compile_attrs)
+    custom_wrapper: str
     python_function: bool  # a Python function of a Custom op (source and inputs), not a graph
     well_formedness: str  # how a valid kernel is known well-formed, for an issue report ('' to say nothing)
     results_reference: str  # what a wrong-result check compares AKG's results with
@@ -243,6 +246,7 @@ class HybridKernel(_CustomFunction):
     told_from_source = False
     label = "Hybrid DSL kernel"
     custom_func_type = "hybrid"
+    custom_wrapper = "kernel"
     results_reference = "the same kernel run as plain Python"
     error_model = False
     results_slack = ""
@@ -296,6 +300,7 @@ class TeLangKernel(_CustomFunction):
     told_from_source = True
     label = "TeLang kernel"
     custom_func_type = "akg"
+    custom_wrapper = ""
     results_reference = (
         "the same function built by plain TVM for the CPU (its default schedule, LLVM, none of AKG's passes) and "
         "run on its inputs widened (float16 to float32, float32 to float64)"
@@ -399,6 +404,7 @@ class GraphKernel:
     label = "fused graph"
     kernel_file = "kernel.info"
     custom_func_type = ""
+    custom_wrapper = ""
     python_function = False
     well_formedness = ""
     results_reference = "a numpy evaluation of the graph's ops (independent of AKG's op_dsl)"
