@@ -43,7 +43,11 @@ def test_the_wrong_fused_kernel_of_a_failing_test_is_reduced_with_a_way_out(tmp_
     issue = (bundle / "ISSUE.md").read_text()
     assert "computes **wrong results** on CPU" in issue and "a numpy evaluation of the graph's ops" in issue
     assert "| element of output 0 | expected | AKG gives |" in issue and "input_0 = [[" in issue
-    assert "### Workarounds on the run itself" in issue and "**the run passes (exit status 0)**" in issue
+    assert "<details><summary>Graph-kernel settings tried on the user's run" in issue
+    assert "**the run passes (exit status 0)**" in issue
+    assert "- On your run: `MS_DEV_GRAPH_KERNEL_FLAGS=" in (bundle / "README.md").read_text()  # what to do: there
+    assert str(tmp_path) not in issue and sys.prefix not in issue  # a captured run's paths are redacted
+    assert "<details><summary>kernel.info: the kernel JSON MindSpore hands to AKG</summary>" in issue
     assert "AssertionError" in issue  # where it came from
     assert "output 0: max abs error" in issue and "AKG-REDUCE-DETAIL" not in issue  # the check's own lines
 

@@ -113,7 +113,9 @@ def test_a_reduced_usage_error_says_so_in_the_bundle_and_the_terminal(tmp_path: 
     assert reduction["triage"]["verdict"] == USAGE_ERROR
     assert yaml.safe_load((bundle / "crash.yaml").read_text())["attrs"] == {"dim": [1, 2]}
     issue = (bundle / "ISSUE.md").read_text()
-    assert issue.startswith("> **Not an AKG bug: a usage error.**") and "### Triage" in issue
+    assert "\nTriage: usage error: AKG rejects the attr `dim`" in issue and "### Triage" in issue  # a fact
+    readme = (bundle / "README.md").read_text()  # the verdict and what to do, told to the user
+    assert "**Not an AKG bug: a usage error.**" in readme and "What to do: give `dim` a value AKG accepts" in readme
     last = run.stdout.strip().splitlines()[-2:]
     assert last[0].startswith("verdict: usage-error: AKG rejects the attr `dim` = [1, 2]")
     assert last[0].endswith("without the attr the original compiles")

@@ -171,3 +171,8 @@ def test_crashes_are_bugs_by_where_they_died(tmp_path: Path) -> None:
     for bug in report["bugs"]:
         issue = (tmp_path / "out" / bug["representative"]["bundle"] / "ISSUE.md").read_text()
         assert "AKG **crashes** compiling" in issue and f"in `{bug['signature']['frames'][0]}`" in issue
+        # The title names the signal and the place; "Related log" is gdb's backtrace, not AKG's notice.
+        assert issue.startswith(f"# [AKG][CPU] {bug['signature']['message']} in {bug['signature']['frames'][0]}")
+        related = issue.split("## Related log / screenshot", 1)[1].split("\n## ", 1)[0]
+        assert "backtrace by gdb" in related and f"  {bug['signature']['frames'][0]}\n" in related
+        assert "Please set tiling repo path" not in related and str(tmp_path) not in issue

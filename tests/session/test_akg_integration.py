@@ -31,6 +31,21 @@ def reduce_cli(case: str, out: Path, *extra: str) -> Path:
     return out / case
 
 
+def assert_a_maintainer_takes_it(issue: str, location: str) -> None:
+    """A failed check's ISSUE.md as AKG's maintainer reads it: titled by the check and its place, the hardware as
+    MindSpore's bot reads it, the kernel run as its user does and its JSON folded, the check's own line in
+    "Related log" (never AKG's every-compile notice, never a traceback cut at its first line), no advice to the
+    user, no stage said to be unknown."""
+    title = issue.splitlines()[0]
+    assert title.startswith("# [AKG][CPU] ") and title.endswith(f" at {location}") and len(title) < 102, title
+    assert "\n/device cpu\n" in issue and "ops.Custom(" in issue
+    assert "<details><summary>kernel.info: the kernel JSON MindSpore hands to AKG</summary>" in issue
+    related = issue.split("## Related log / screenshot", 1)[1].split("\n## ", 1)[0]
+    assert f"[{location}]" in related and "Please set tiling repo path" not in related
+    assert not related.split("```")[1].rstrip().endswith("Traceback (most recent call last):")
+    assert "What to do" not in issue and "unknown" not in issue
+
+
 def check_bundle(bundle: Path, location: str, scratch: Path) -> dict:
     reduction = json.loads((bundle / "reduction.json").read_text())
     assert reduction["signature"]["location"] == location
@@ -49,6 +64,7 @@ def check_bundle(bundle: Path, location: str, scratch: Path) -> dict:
     ):
         assert section in issue
     assert location in issue
+    assert_a_maintainer_takes_it(issue, location)
     text = "".join(p.read_text(errors="replace") for p in bundle.rglob("*") if p.is_file())
     assert str(ROOT) not in text and "site-packages/mindspore" not in text.replace("<site-packages>", "")
     # repro.py needs only MindSpore: run it alone, from a fresh directory
@@ -117,7 +133,7 @@ def test_tiling_case_names_the_stage_and_a_workaround_verified_on_the_original(
     assert check.returncode == 3 and "compiles without error" in check.stderr
     issue = (bundle / "ISSUE.md").read_text()
     assert "Failing stage: **poly auto-tiling**" in issue and "**manual tiling, whole loops**" in issue
-    assert "### Crashing-shape map" in issue and reduction["triage"]["verdict"] == "compiler-bug"
+    assert "<details><summary>Crashing-shape map: " in issue and reduction["triage"]["verdict"] == "compiler-bug"
 
 
 @pytest.mark.timeout(900)  # ~60 MindSpore runs of ~5 s each (issue 19: a warm runner)
@@ -129,7 +145,10 @@ def test_wrong_result_case_reduces_and_stays_a_mismatch(tmp_path: Path) -> None:
     assert reduction["reduced"]["volume"] < reduction["original"]["volume"]
     reduced = load_case(bundle / "crash.yaml")
     assert reduced.mismatch is not None and reduced.mismatch.tolerance == 0.001
-    assert "wrong results" in (bundle / "ISSUE.md").read_text()
+    issue = (bundle / "ISSUE.md").read_text()
+    assert issue.startswith("# [AKG][CPU] wrong results: ") and "wrong results" in issue
+    related = issue.split("## Related log / screenshot", 1)[1].split("\n## ", 1)[0]
+    assert "```text\noutput 0: max " in related  # the check's own output lines
     fresh = tmp_path / "fresh"
     fresh.mkdir()
     shutil.copy(bundle / "repro.py", fresh / "repro.py")

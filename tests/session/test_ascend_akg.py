@@ -69,14 +69,16 @@ def test_an_ascend_only_bug_reduces_with_a_bundle_naming_its_toolchain(
     library = Path(ascend_python).parents[1].glob("lib/python*/site-packages/mindspore/lib/plugin/ascend/libakg.so")
     digest = hashlib.sha256(next(library).read_bytes()).hexdigest()
     assert "**MindSpore version (source or binary)**: 2.7.2" in issue
-    assert f"lib/plugin/ascend/libakg.so, 39866616 bytes, sha256 {digest}" in issue
+    build = f"`lib/plugin/ascend/libakg.so, sha256 {digest[:12]}`"  # on its own line, not under "GCC/Compiler"
+    assert f"- **AKG version**: the build shipped in the MindSpore wheel, {build}" in issue
+    assert issue.startswith("# [AKG][Ascend] Check failed: call_cnt == ") and "\n/device ascend\n" in issue
     assert "MindSpore 2.7's CPU wheels ship AKG's Ascend build" in issue
     assert "AKG's whole Ascend pipeline up to CCE code generation" in issue
     # The same kernel on CPU aborts in isl (farthest_point_sampling_isl_abort): another bug.
     targets = {r["target"]: r for r in reduction["diagnosis"]["targets"]}
     assert targets["aicore"]["minimal"] == "fails the same way" and set(targets) >= {"cpu", "cuda"}
     assert all(targets[t]["minimal"] != "fails the same way" for t in ("cpu", "cuda"))
-    assert "### Targets" in issue and "the minimal case **fails on aicore only**" in issue
+    assert "<details><summary>Targets: the minimal case fails on aicore only</summary>" in issue
     tried = {t["name"] for t in reduction["diagnosis"]["workaround_tries"]}
     assert {"rescheduling off", "manual tiling, small tiles", "float16 instead of float32"} <= tried
 
@@ -118,7 +120,8 @@ def test_a_float32_reduction_on_ascend_is_a_usage_error_with_float16_as_the_way_
     assert triage["reason"].startswith("`reduce_last_axis` takes float16 only and the kernel computes in float32")
     assert triage["reason"].endswith("with the inputs in float16 instead of float32 the original compiles")
     assert "the original with the inputs in float16 instead of float32: the kernel compiles" in triage["evidence"]
-    assert (bundle / "ISSUE.md").read_text().startswith("> **Not an AKG bug: a usage error.**")
+    assert "**Not an AKG bug: a usage error.**" in (bundle / "README.md").read_text()  # told to the user
+    assert "\nTriage: usage error: `reduce_last_axis` takes float16 only" in (bundle / "ISSUE.md").read_text()
     assert run.stdout.strip().splitlines()[-1].startswith("what to do: compute this op in float16")
 
 

@@ -59,7 +59,7 @@ def test_gpu_corpus_case_reduces_with_the_gpu_build(tmp_path: Path, name: str) -
     build = reduction["akg_build"]["name"]
     assert json.loads((bundle / "env.json").read_text())["akg_build"]["plugin_dir"].endswith(f"lib/plugin/{build}")
     issue = (bundle / "ISSUE.md").read_text()
-    assert "/device GPU" in issue and f"lib/plugin/{build}/libakg.so" in issue
+    assert "/device gpu" in issue and f"lib/plugin/{build}/libakg.so" in issue and issue.startswith("# [AKG][GPU] ")
     assert "CPU wheel" not in issue and "compiled here: AKG's GPU passes" in issue  # and how far they go here
     fresh = tmp_path / "fresh"
     fresh.mkdir()

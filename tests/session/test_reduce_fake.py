@@ -27,6 +27,7 @@ from reducer.session import CONFIRM_RUNS, PROBE_RUNS, Settings, reduce_case
 
 BUNDLE_FILES = {
     "ISSUE.md",
+    "README.md",
     "repro.py",
     "kernel.py",
     "kernel.info",
@@ -279,6 +280,11 @@ def test_a_hang_is_reduced_and_reported_as_a_hang(tmp_path: Path, monkeypatch) -
     assert "instead of hanging" in issue and "internal check" not in issue
     assert "It gives the\n   compile 60 s and reports a hang" in issue
     assert "TIMEOUT = 60" in (bundle / "repro.py").read_text()
+    # What the maintainer sees first: the title names the pass, "Related log" the stack sampled in it.
+    assert issue.startswith(f"# [AKG][CPU] hang in {reduction['signature']['location']}\n")
+    related = issue.split("## Related log / screenshot", 1)[1].split("\n## ", 1)[0]
+    assert "sampled by" in related and f"  {reduction['signature']['frames'][0]}\n" in related
+    assert str(tmp_path) not in issue and "Failing stage: **unknown" not in issue
 
 
 @pytest.mark.timeout(120)
