@@ -7,6 +7,7 @@ is an InputError naming the file, the line and what was expected."""
 from __future__ import annotations
 
 import itertools
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -62,18 +63,22 @@ def _check_fits(shapes: Shapes, case: Case, where: str) -> None:
 
 
 def read_shape_file(path: Path, case: Case) -> list[ShapeLine]:
-    """The lines of a shape file; InputError naming the first bad line."""
+    """The lines of a shape file; InputError naming the first bad line, or a file of more than MAX_LINES calls
+    (read line by line: a huge file is refused without being held in memory)."""
+    lines = []
     try:
-        text = path.read_text(encoding="utf-8")
+        with path.open(encoding="utf-8") as fh:
+            for number, raw in enumerate(fh, start=1):
+                call = raw.split("#", 1)[0].strip()
+                if not call:
+                    continue
+                if len(lines) == MAX_LINES:
+                    raise InputError(f"{path}: more than {MAX_LINES} calls")
+                lines.append(ShapeLine(f"{path}:{number}", call, _shapes_of(call, case, f"{path}:{number}")))
     except FileNotFoundError:
         raise InputError(f"{path}: no such file") from None
     except (IsADirectoryError, UnicodeDecodeError):
         raise InputError(f"{path}: not a UTF-8 text file") from None
-    lines = []
-    for number, raw in enumerate(text.splitlines(), start=1):
-        call = raw.split("#", 1)[0].strip()
-        if call:
-            lines.append(ShapeLine(f"{path}:{number}", call, _shapes_of(call, case, f"{path}:{number}")))
     if not lines:
         raise InputError(f"{path}: no shapes; expected one line per call, e.g. [1, 512, 64] [8, 64]")
     return lines
@@ -99,9 +104,13 @@ def dim_ranges(specs: list[str], case: Case) -> list[ShapeLine]:
                 raise InputError(f"{where}: {dim['name']} has {len(case.inputs[i].shape)} dims, no axis {axis}")
             dims.append((i, axis))
         start, stop, step = int(match["start"]), int(match["stop"]), int(match["step"] or 1)
-        if not 1 <= start <= stop or step < 1:
-            raise InputError(f"{where}: expected 1 <= START <= STOP and STEP >= 1")
+        if not 1 <= start <= stop <= MAX_DIM or step < 1:
+            raise InputError(f"{where}: expected 1 <= START <= STOP <= {MAX_DIM} and STEP >= 1")
         axes.append((dims, range(start, stop + 1, step)))
+    # Counted before any call is made: a product of ranges is refused without being expanded.
+    count = math.prod(len(r) for _, r in axes)
+    if count > MAX_LINES:
+        raise InputError(f"option '--dims': {count} calls; at most {MAX_LINES}")
     lines = []
     for values in itertools.product(*(r for _, r in axes)):
         shapes = [list(t.shape) for t in case.inputs]
@@ -110,8 +119,6 @@ def dim_ranges(specs: list[str], case: Case) -> list[ShapeLine]:
                 shapes[i][axis] = value
         text = " ".join(str(s).replace(" ", "") for s in shapes).replace(",", ", ")
         lines.append(ShapeLine("--dims", text, tuple(tuple(s) for s in shapes)))
-    if len(lines) > MAX_LINES:
-        raise InputError(f"option '--dims': {len(lines)} shapes; at most {MAX_LINES}")
     return lines
 
 
