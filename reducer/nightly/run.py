@@ -19,7 +19,7 @@ from reducer.compile.identity import stored_bug_id
 from reducer.core.errors import InputError
 from reducer.nightly.discover import CorpusCase, discover
 from reducer.nightly.executors import Executor, make_executor
-from reducer.nightly.job import BROKEN, ERROR, NEW, RECHECK, REDUCE, REPRODUCES
+from reducer.nightly.job import BROKEN, CHANGED, ERROR, NEW, RECHECK, REDUCE, REPRODUCES
 from reducer.nightly.report import write_reports
 from reducer.nightly.state import CaseRecord, CorpusState
 
@@ -43,6 +43,12 @@ class NightSummary:
     actions: dict[str, int]  # skipped / rechecked / reduced / duplicate / checked -> cases
     compiles: int
     reports: list[Path]
+    statuses: dict[str, int]  # new / reproduces / no-longer-same-bug / fixed / ... -> cases, as recorded tonight
+
+    @property
+    def news(self) -> int:
+        """Cases whose bug is new or changed tonight: what a nightly job is to be told of."""
+        return self.statuses.get(NEW, 0) + self.statuses.get(CHANGED, 0)
 
 
 @contextlib.contextmanager
@@ -81,6 +87,7 @@ class Night:
         self.out, self.options, self.state, self.on_case = out, options, state, on_case
         self.run = state.start_run(options.executor)
         self.actions: dict[str, int] = {}
+        self.statuses: dict[str, int] = {}
         self.compiles = 0
         self._jobs: dict[str, tuple[CorpusCase, str]] = {}  # slug -> (case, identity) of a job out
         self._copies: dict[str, list[CorpusCase]] = {}  # slug of a job -> cases of identical content
@@ -108,6 +115,7 @@ class Night:
         )
         self.state.save(record, action)
         self.actions[action] = self.actions.get(action, 0) + 1
+        self.statuses[record.status] = self.statuses.get(record.status, 0) + 1
         self.compiles += record.compiles
         self.on_case(case.slug)
 
@@ -195,7 +203,7 @@ def run_night(
                 night.take(spec, result)
             state.finish_run(night.run)
             reports = write_reports(out, state, [c.slug for c in cases], night.run)
-            return NightSummary(night.run, night.actions, night.compiles, reports)
+            return NightSummary(night.run, night.actions, night.compiles, reports, night.statuses)
         finally:
             executor.close()
             state.close()
