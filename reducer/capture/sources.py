@@ -45,16 +45,16 @@ class Limits:
     """How long and how much memory the user's command may take."""
 
     timeout: float
-    memory_mb: float
+    memory_mb: float  # MiB (2**20 bytes), as the sandbox counts a tree's RSS and crash.yaml's memory
 
 
 def _how_it_ended(outcome: Outcome, limits: Limits) -> tuple[str, dict[str, object]]:
     if outcome.stalled:
         return "was ended early, stalled", {"killed": "stalled", "why": outcome.stalled}
     if outcome.timed_out:
-        return f"was killed at --timeout {limits.timeout:g} s", {"killed": "timeout"}
+        return f"was killed at --run-timeout {limits.timeout:g} s", {"killed": "timeout"}
     if outcome.out_of_memory:
-        return f"was killed above --memory {limits.memory_mb:g} MB", {"killed": "memory"}
+        return f"was killed above --memory {limits.memory_mb:g} MiB", {"killed": "memory"}
     if outcome.signal is not None:
         return f"was killed by signal {outcome.signal}", {"signal": outcome.signal}
     return f"ended with exit status {outcome.returncode}", {"exit_status": outcome.returncode}

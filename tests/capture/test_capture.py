@@ -157,7 +157,7 @@ def test_a_hanging_command_is_killed_and_its_findings_kept(tmp_path: Path) -> No
         )
     )
     run = reduce_cli(
-        "capture", "-o", "out", "--timeout", "5", "--no-reduce", "--", sys.executable, str(script), cwd=tmp_path
+        "capture", "-o", "out", "--run-timeout", "5", "--no-reduce", "--", sys.executable, str(script), cwd=tmp_path
     )
     assert run.returncode == 0, run.stderr
     report = json.loads((tmp_path / "out" / "capture.json").read_text())
@@ -205,10 +205,10 @@ def test_ctrl_c_kills_the_command_with_its_tree(tmp_path: Path, sig: signal.Sign
 def test_a_real_hang_after_an_abort_finds_the_kernel_the_run_never_built(tmp_path: Path) -> None:
     script = EXAMPLES / "pointnet_classifier_hang.py"
     run = reduce_cli(
-        "capture", "-o", "out", "--timeout", "15", "--no-reduce", "--", sys.executable, str(script), cwd=tmp_path
+        "capture", "-o", "out", "--run-timeout", "15", "--no-reduce", "--", sys.executable, str(script), cwd=tmp_path
     )
     assert run.returncode == 0, run.stderr
-    assert "the command was killed at --timeout 15 s" in run.stderr
+    assert "the command was killed at --run-timeout 15 s" in run.stderr
     report = json.loads((tmp_path / "out" / "capture.json").read_text())
     assert report["killed"] == "timeout"
     [kernel] = report["kernels"]

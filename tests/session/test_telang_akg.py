@@ -51,7 +51,7 @@ def test_the_telang_script_is_captured_reduced_and_diagnosed_well_before_its_tim
     script = ROOT / "examples" / "voxel_conv3d_telang.py"
     timeout = "400"
     run = subprocess.run(
-        [sys.executable, "-m", "reducer", "capture", "--timeout", timeout, "-o", "out", "-j", "2", "--",
+        [sys.executable, "-m", "reducer", "capture", "--run-timeout", timeout, "-o", "out", "-j", "2", "--",
          sys.executable, str(script)],
         cwd=tmp_path,
         capture_output=True,
