@@ -153,5 +153,6 @@ def test_reduce_toolchain_names_what_compiles_aicore(ascend_python: str) -> None
     assert second.endswith(hashlib.sha256(Path(library).read_bytes()).hexdigest())
     wrong = reduce_cli("toolchain", "npu")
     assert wrong.returncode == 2 and wrong.stderr.strip() == (
-        "error: argument 'TARGET': unknown target 'npu'; expected one of cpu, cuda, aicore"
+        "error: Invalid value for 'TARGET': Value error, 'npu' is not one of 'cpu', 'cuda', 'aicore'. "
+        "(see 'reduce toolchain -h')"
     )
