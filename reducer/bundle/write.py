@@ -207,7 +207,9 @@ def related_log(log: str, signature: Signature) -> str:
         if signature.kind is Kind.SIGNAL:  # no backtrace: what it died of is all there is
             return signature.raw or signature.message
         return "\n".join([ln for ln in lines if not ln.startswith(NOTICES)][-KEY_LOG_LINES:])
-    at = own[-1]  # of a check printed twice, the last carries the whole stack (AKG prints a short one first)
+    # AKG's own line of a check over the Python exception that carries it up; of a check AKG printed twice, the last,
+    # with the whole stack (it prints a short one first).
+    at = ([i for i in own if lines[i].startswith("[ERROR]")] or own)[-1]
     if _PY_EXCEPTION.match(lines[at]):
         return "\n".join(_traceback(lines, at))
     stack = itertools.takewhile(lambda ln: ln.lstrip().startswith(("Stack trace:", "[bt]")), lines[at + 1 :])

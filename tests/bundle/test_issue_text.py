@@ -60,6 +60,7 @@ Traceback (most recent call last):
     composite.build(kernel_info, attrs)
   File "{SITE}/mindspore/_akg/akg/tvm/_ffi/_ctypes/function.py", line 207, in __call__
     raise get_last_ffi_error()
+TVMError: {CHECK}
 """
 CRASH_FRAMES = (
     "akg::ir::CPULocalReconstruction::GetNewArgs<air::ir::Call>",
