@@ -1,4 +1,5 @@
-# The two commands of the README: `make demo` and `make test`. Everything installs into .venv.
+# The README's commands: `make demo`, `make test` (minutes) and `make test-all` (the rest). Everything installs
+# into .venv.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -9,7 +10,7 @@ JOBS ?= 2
 # carry the same xdist_group mark and run on one worker (--dist loadgroup).
 TEST_JOBS ?= 2
 
-.PHONY: install gdb browser ascend demo test test-again lint bench clean
+.PHONY: install gdb browser ascend demo test test-all test-again lint bench clean
 
 $(BIN)/reduce: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -33,7 +34,7 @@ browser:
 
 # target aicore compiles with AKG's Ascend build, which only MindSpore 2.7's wheels ship: `reduce` installs
 # MindSpore 2.7.2 into its toolchain cache on first use (~/.cache/akg-reduce/toolchains); the tests' real
-# Ascend tier needs it, so `make test` has it installed first.
+# Ascend tier needs it, so `make test-all` has it installed first.
 ascend: install
 	$(BIN)/reduce toolchain aicore
 
@@ -41,14 +42,26 @@ demo: install
 	$(BIN)/reduce corpus/$(CASE)/crash.yaml -o $(OUT) -j $(JOBS)
 	@echo "the bundle named above holds ISSUE.md, repro.py, kernel.info, ...; its .tar.gz lies beside it"
 
-test: install ascend browser
-	$(BIN)/ruff check reducer tests bench
-	$(BIN)/pytest -q -p no:cacheprovider -n $(TEST_JOBS) --dist loadgroup --durations=15
+# The tier every change waits for: ruff, the unit tests and one real-AKG test per kernel kind on cpu (marked
+# `quick`); no Ascend toolchain, no browser. The tests marked `slow` and the other real-AKG ones wait for
+# `make test-all`. docs/testing.md says what each tier holds and costs.
+QUICK := (not akg and not slow) or quick
+PYTEST := $(BIN)/pytest -q -p no:cacheprovider -n $(TEST_JOBS) --dist loadgroup --durations=15
 
-# .ci/run's second pass: the tests that read what a first run leaves (the venv, compiled Python files,
-# hypothesis' example database, pytest's temp roots, a process that outlived its test) run again on top of it.
-# The real-AKG tier reads none of these but the temp roots and processes, which every test's checks cover.
-test-again: install ascend browser
+test: install
+	$(BIN)/ruff check reducer tests bench
+	$(PYTEST) -m "$(QUICK)"
+
+# Everything `make test` leaves out (Ascend on MindSpore 2.7.2's AKG, the pages in Chromium, whole reductions
+# with diagnosis, nights, the fuzz), then the second pass below. .ci/run runs `make test`, then this.
+test-all: install ascend browser
+	$(PYTEST) -m "not ($(QUICK))"
+	$(MAKE) --no-print-directory test-again
+
+# The second pass: the tests that read what a first run leaves (the venv, compiled Python files, hypothesis'
+# example database, pytest's temp roots, a process that outlived its test) run again on top of it. The
+# real-AKG tier reads none of these but the temp roots and processes, which every test's checks cover.
+test-again: install browser
 	$(BIN)/pytest -q -p no:cacheprovider -n $(TEST_JOBS) --dist loadgroup -m "not akg"
 
 lint: install

@@ -43,6 +43,7 @@ def one_error_line(run: subprocess.CompletedProcess[str]) -> str:
     return lines[0]
 
 
+@pytest.mark.quick
 @pytest.mark.akg
 @needs_akg
 def test_capture_of_a_custom_op_script_finds_the_kernel_and_replays_it(tmp_path: Path) -> None:

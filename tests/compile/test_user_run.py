@@ -26,6 +26,7 @@ print("started the daemon", flush=True)
 """
 
 
+@pytest.mark.slow
 def test_a_detached_descendant_holding_the_output_does_not_keep_capture_waiting(tmp_path: Path) -> None:
     outcome = run_command([sys.executable, "-c", DETACHED], tmp_path, {}, 60, 1024, tmp_path / "run.log", None)
     assert outcome.returncode == 0 and "started the daemon" in outcome.output
@@ -77,6 +78,7 @@ def test_a_run_waiting_on_a_compile_pool_nobody_works_in_is_ended_early(
     ],
     ids=["sleeping", "short-lived-workers"],
 )
+@pytest.mark.slow
 def test_a_quiet_healthy_run_is_never_ended(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, work: str) -> None:
     """A kernel whose build failed stays unbuilt (its .info without its .so), and the run caught the error and
     went on quietly: no compile pool is open, so it is not waiting for one, and it ends on its own."""
@@ -86,6 +88,7 @@ def test_a_quiet_healthy_run_is_never_ended(tmp_path: Path, monkeypatch: pytest.
     assert outcome.returncode == 0 and outcome.stalled == "" and "epoch 1 done" in output
 
 
+@pytest.mark.slow
 def test_a_run_busy_in_short_lived_processes_beside_an_open_pool_is_not_ended(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -177,6 +177,7 @@ def wrong_result_case(folder: Path, source: str, shape: list[int]) -> Case:
     return load_case(folder / "crash.yaml")
 
 
+@pytest.mark.quick
 @pytest.mark.akg
 @needs_akg
 @pytest.mark.timeout(300)

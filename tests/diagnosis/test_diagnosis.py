@@ -78,6 +78,7 @@ def test_no_diagnosis_when_turned_off(tmp_path: Path) -> None:
     assert stats["diagnosis_compiles"] == 0 and "### Workarounds" not in (folder / "ISSUE.md").read_text()
 
 
+@pytest.mark.slow
 def test_another_bug_met_by_the_shape_map_is_kept_ready_for_the_corpus(reduced: tuple[Path, Path]) -> None:
     bundle, crash = reduced
     diagnosis = json.loads((bundle / "reduction.json").read_text())["diagnosis"]

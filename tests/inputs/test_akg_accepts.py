@@ -114,6 +114,7 @@ def test_a_night_finds_json_kernels_and_leaves_other_json_alone(kernels: Path) -
     assert found == {"atomic_clean": "", "mixed": "", "Fused_Custom_trsm": "", "case": ""}
 
 
+@pytest.mark.quick
 @needs_akg
 @pytest.mark.akg
 def test_the_real_akg_compiles_them_and_the_tool_says_so(kernels: Path) -> None:

@@ -7,6 +7,7 @@ import json
 import textwrap
 from pathlib import Path
 
+import pytest
 from conftest import CORPUS
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -91,6 +92,7 @@ def test_a_log_without_an_akg_failure() -> None:
 PIECES = ["Compile error, args: ", "Compile error, json str: ", "! build attrs: ", "{", "}", '"op": "K"', "\n", "\r"]
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.one_of(st.sampled_from(PIECES), st.text(max_size=20)), max_size=30))
 def test_any_text_is_read_without_an_exception(parts: list[str]) -> None:

@@ -112,6 +112,7 @@ def _check(content: bytes) -> None:
     assert "Traceback (most recent call last)" not in result.stderr + result.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(900)  # the full 8,000 examples: ~40 s on an idle core
 @settings(max_examples=DOCUMENTS, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
 @given(documents)
@@ -119,6 +120,7 @@ def test_malformed_documents(data: object) -> None:
     _check(yaml.safe_dump(data, allow_unicode=True).encode())
 
 
+@pytest.mark.slow
 @settings(max_examples=FILES, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
 @given(raw_files)
 def test_malformed_files(content: bytes) -> None:

@@ -110,6 +110,7 @@ def test_one_kernel_per_rule_gets_mindspores_verdict() -> None:
     assert ours(sources["variable used outside its loop"], "k", (TensorSpec((4,), "float32"),)) != "valid"
 
 
+@pytest.mark.slow
 def test_every_corpus_kernel_gets_mindspores_verdict() -> None:
     cases = [load_case(p) for p in sorted(CORPUS.glob("*/crash.yaml"))]
     cases = [c for c in cases if kind_of(c) is HYBRID and all(t.dtype == "float32" for t in c.inputs)]

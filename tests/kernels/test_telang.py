@@ -198,6 +198,7 @@ def test_ir_builder_kernels_are_read_and_checked(tmp_path: Path) -> None:
     assert IR_BUILDER_KIND.input_names(case) == ["ins[0]"]
 
 
+@pytest.mark.slow
 def test_every_telang_corpus_case_loads_as_telang() -> None:
     cases = [load_case(p) for p in sorted(CORPUS.glob("*/crash.yaml")) if "telang" in p.parent.name]
     assert len(cases) >= 4 and all(kind_of(c) is TELANG for c in cases)

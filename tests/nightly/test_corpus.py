@@ -78,6 +78,7 @@ def first_night(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     return root / "cases", root / "out"
 
 
+@pytest.mark.slow
 def test_cases_are_bucketed_into_bugs_and_reported(first_night: tuple[Path, Path]) -> None:
     _, out = first_night
     bugs, statuses = verdict(out)
@@ -120,6 +121,7 @@ def next_night(first_night: tuple[Path, Path], tmp_path: Path, compiler_change: 
     return out
 
 
+@pytest.mark.slow
 def test_unchanged_second_night_compiles_nothing(first_night: tuple[Path, Path], tmp_path: Path) -> None:
     out = next_night(first_night, tmp_path)  # the corpus moved to another folder: still the same cases
     runs = history(out, 2)
@@ -132,6 +134,7 @@ def test_unchanged_second_night_compiles_nothing(first_night: tuple[Path, Path],
     assert layout.scroll_width <= layout.inner_width == 1280 and layout.figures == 1 and layout.rows > 3
 
 
+@pytest.mark.slow
 def test_new_compiler_rechecks_every_case(first_night: tuple[Path, Path], tmp_path: Path) -> None:
     out = next_night(first_night, tmp_path, "rebuild")
     runs = history(out, 2)
@@ -143,6 +146,7 @@ def test_new_compiler_rechecks_every_case(first_night: tuple[Path, Path], tmp_pa
     assert verdict(out)[0] == [("reproduces", ("matmul", "matmul_copy", "matmul_small"))]
 
 
+@pytest.mark.slow
 def test_fixed_bug_is_noticed(first_night: tuple[Path, Path], tmp_path: Path) -> None:
     out = next_night(first_night, tmp_path, "fix")
     bugs, statuses = verdict(out)
@@ -151,6 +155,7 @@ def test_fixed_bug_is_noticed(first_night: tuple[Path, Path], tmp_path: Path) ->
     assert all(compiles <= 1 for _, _, compiles in history(out, 2).values())
 
 
+@pytest.mark.slow
 def test_dask_local_cluster_gives_the_same_night(first_night: tuple[Path, Path], tmp_path: Path) -> None:
     cases, local = first_night
     done = night(cases, tmp_path / "out", "--executor", "dask")
@@ -162,6 +167,7 @@ def test_dask_local_cluster_gives_the_same_night(first_night: tuple[Path, Path],
     ]
 
 
+@pytest.mark.slow
 def test_kill_9_midway_then_rerun_completes_without_redoing(tmp_path: Path) -> None:
     cases = corpus(tmp_path / "cases")
     out = tmp_path / "out"
@@ -234,6 +240,7 @@ def test_a_crash_yaml_and_the_info_it_names_are_one_case(tmp_path: Path) -> None
     assert sorted(c.slug for c in found) == ["graph", "graph__other"]
 
 
+@pytest.mark.slow
 def test_a_night_stored_under_an_older_signature_format_keeps_its_bugs(
     first_night: tuple[Path, Path], tmp_path: Path
 ) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from conftest import CORPUS, edited_cases
 from numpy_graph import numpy_mismatches
 
@@ -112,6 +113,7 @@ def test_ddmin_finds_the_two_needed_attrs_among_many() -> None:
     assert oracle.counters.compiles < 40  # ddmin, not 2^16
 
 
+@pytest.mark.slow
 def test_every_pass_yields_parsable_kernels_on_every_corpus_case() -> None:
     """Real kernels (tuple unpacking, multi-output, allocate, if/else, intrinsics; fused graphs) never break
     a pass."""

@@ -77,6 +77,7 @@ def check_bundle(bundle: Path, location: str, scratch: Path) -> dict:
     return reduction
 
 
+@pytest.mark.quick
 def test_transpose_case_reduces_to_the_same_bug(tmp_path: Path) -> None:
     bundle = reduce_cli("transpose_provide_call", tmp_path, "--no-diagnosis")
     reduction = check_bundle(bundle, "matrix_transpose.cc:71", tmp_path)

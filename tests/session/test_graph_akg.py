@@ -73,6 +73,7 @@ def test_graph_reduction_keeps_the_bug_and_cuts_the_graph(tmp_path: Path) -> Non
     assert check.returncode == 0 and "band_index" in check.stdout + check.stderr
 
 
+@pytest.mark.quick
 def test_bare_info_dumped_by_mindspore_reduces_alone(tmp_path: Path) -> None:
     work = tmp_path / "work"
     work.mkdir()

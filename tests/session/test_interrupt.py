@@ -90,6 +90,7 @@ def still_fails(crash: Path, checkpoint: str) -> bool:
         return oracle.interesting(case)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("sig", "moment"), [(signal.SIGTERM, "saved"), (signal.SIGINT, "compiling"),
                                              (signal.SIGTERM, "improved")])  # fmt: skip
 def test_signal_saves_best_and_rerun_resumes(tmp_path: Path, sig: signal.Signals, moment: str) -> None:
@@ -117,6 +118,7 @@ def test_signal_saves_best_and_rerun_resumes(tmp_path: Path, sig: signal.Signals
     assert (out / "case" / "kernel.py").read_text() == (tmp_path / "fresh" / "case" / "kernel.py").read_text()
 
 
+@pytest.mark.slow
 def test_kill_9_loses_at_most_the_compiles_in_flight(tmp_path: Path) -> None:
     crash = write_case(tmp_path / "case")
     out = tmp_path / "out"

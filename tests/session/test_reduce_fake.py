@@ -159,6 +159,7 @@ def test_parallel_result_equals_sequential(fake_reduction: Reduced, tmp_path: Pa
     assert yaml.safe_load((one / "crash.yaml").read_text()) == yaml.safe_load((two / "crash.yaml").read_text())
 
 
+@pytest.mark.slow
 @pytest.mark.xdist_group("fake_reduction")
 def test_cold_and_warm_reductions_agree(fake_reduction: Reduced, tmp_path: Path) -> None:
     warm, warm_stats = fake_reduction.bundle, fake_reduction.stats
@@ -167,6 +168,7 @@ def test_cold_and_warm_reductions_agree(fake_reduction: Reduced, tmp_path: Path)
     assert warm_stats["compiles"] == cold_stats["compiles"] and warm_stats["warm"] and not cold_stats["warm"]
 
 
+@pytest.mark.slow
 def test_a_rerun_is_answered_by_the_persistent_cache_until_the_compiler_changes(
     fake_case: Path, tmp_path: Path
 ) -> None:
@@ -184,6 +186,7 @@ def test_a_rerun_is_answered_by_the_persistent_cache_until_the_compiler_changes(
     assert changed_stats["compiles"] == first_stats["compiles"] and changed_stats["stored_hits"] == 0
 
 
+@pytest.mark.slow
 def test_a_hanging_candidate_is_cut_by_the_adaptive_timeout(tmp_path: Path, monkeypatch) -> None:
     """No timeout given: the search gives each compile 10 x the original's (floor lowered to 1 s here);
     candidates without the attr `dim` hang and are cut, so `dim` stays; the bundle keeps no timeout."""
@@ -263,6 +266,7 @@ def test_bundle_has_no_local_paths_users_or_secrets(tmp_path: Path) -> None:
     assert "HUB_TOKEN" in (bundle / "original" / "crash.yaml").read_text()  # the key stays, the value goes
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_a_hang_is_reduced_and_reported_as_a_hang(tmp_path: Path, monkeypatch) -> None:
     """`expect: {kind: timeout}`: every candidate that still hangs is the bug; ISSUE.md says the compile

@@ -26,6 +26,7 @@ FRAME = "akg::schedule::FuseCheck::GetInnerNonReduceAxisLen"
 MAX_TOKEN_SHARE = 0.4
 
 
+@pytest.mark.quick
 @pytest.mark.timeout(300)
 def test_a_telang_info_mindspore_wrote_reduces(tmp_path: Path) -> None:
     info = ROOT / "tests" / "data" / "telang" / "Fused_Custom_5358066002288502.info"
@@ -96,6 +97,7 @@ ROW_SUM_IR = """def row_sum_ir(ins, attrs):
 """
 
 
+@pytest.mark.quick
 @pytest.mark.timeout(300)
 def test_an_ir_builder_kernel_is_reduced_in_attrs_env_dims_and_dtypes(tmp_path: Path) -> None:
     """An ir_builder kernel that loads its 2-D input with one flat index (AKG's buffer.cc check says so), its
