@@ -271,7 +271,7 @@ def _stage_sentence(stage: FailingStage, signature: Signature) -> str:
     failure = "hang" if signature.kind is Kind.TIMEOUT else "failure"
     if stage.after_pass:
         parts.append(f"the last pass that wrote IR before the {failure} is `{stage.after_pass}`")
-    if stage.source:
+    if stage.source and signature.kind is Kind.ERROR:  # of a crash or a hang it is only where it was
         parts.append(f"the failing check is at `{stage.source}`")
     if not parts:
         return ""

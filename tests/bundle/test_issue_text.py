@@ -210,7 +210,9 @@ def test_a_python_error_shows_its_whole_traceback(tmp_path: Path) -> None:
 def test_a_hang_shows_its_sampled_stack(tmp_path: Path) -> None:
     raw = "compile did not finish within 20 s"
     hang = Signature(Kind.TIMEOUT, HANG_MESSAGE, HANG_FRAMES[0], HANG_FRAMES, raw=raw, read_by="py-spy")
-    issue, _ = _write(_input(_hybrid(), hang, NOTICE + "\n"), tmp_path / "out")
+    stage = FailingStage("poly scop construction", "ComputeTransferCopyin", "", "", HANG_FRAMES[0])
+    issue, _ = _write(_input(_hybrid(), hang, NOTICE + "\n", stage=stage), tmp_path / "out")
+    assert "Failing stage: **poly scop construction**" in issue and "failing check" not in issue  # no check
     _assert_for_a_maintainer(issue, tmp_path / "out")
     assert issue.startswith(f"# [AKG][CPU] hang in {HANG_FRAMES[0]}\n")
     log = _section(issue, "Related log / screenshot")
