@@ -23,6 +23,7 @@ from reducer.compile.signature import signature_of
 from reducer.compile.warm import WorkerPool
 from reducer.core.case import Case, Expectation, TensorSpec
 from reducer.core.errors import (
+    CheckFailed,
     CompilesFine,
     EnvironmentBroken,
     FailsDifferently,
@@ -122,6 +123,9 @@ def original_signature(
         raise EnvironmentBroken(
             f"this machine cannot compile the case for {case.target}: {signatures[0].message}: {signatures[0].raw}"
         )
+    harness = [s for s in signatures if s.kind is Kind.HARNESS]
+    if harness and not any(s.failed for s in signatures):
+        raise CheckFailed(f"the wrong-result check failed, not AKG: {harness[0].message}: {harness[0].raw}")
     if signatures and all(s.kind is Kind.UNCHECKED for s in signatures):
         raise NotChecked(
             f"not checked: {signatures[0].raw}; there the reference is undefined (an op's input outside its "

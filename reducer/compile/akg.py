@@ -46,6 +46,7 @@ from reducer.toolchain.launch import (
 from reducer.toolchain.nvcc import STOPPED, gpu_pipeline_reach, with_architecture
 
 MISMATCH_SCRIPT = script("mismatch_run")
+CHECK_MODULES = {"wire": script("wire")}  # what mismatch_run.py loads beside it whatever the reference
 # What mismatch_run.py loads beside it for a spec's "reference", name -> file, each after what it imports.
 REFERENCE_MODULES = {
     "graph_numpy": {name: script(name) for name in ("graph_numpy", "graph_bounds")},
@@ -287,7 +288,8 @@ def cache_key(case: Case, outputs: tuple[TensorSpec, ...]) -> str:
     identity = {**compiler_identity(toolchain), "akg_build": build.name if build else ""}
     if case.mismatch is not None:  # the check itself decides the verdict: a new check, new verdicts
         compiler_input["mismatch"] = mismatch_spec(case, outputs)
-        identity["check_sha256"] = hashlib.sha256(Path(MISMATCH_SCRIPT).read_bytes()).hexdigest()
+        check = [MISMATCH_SCRIPT, *CHECK_MODULES.values()]
+        identity["check_sha256"] = hashlib.sha256(b"".join(Path(path).read_bytes() for path in check)).hexdigest()
         if reference := compiler_input["mismatch"].get("reference"):  # and the reference it loads
             whole = b"".join(Path(path).read_bytes() for path in REFERENCE_MODULES[reference].values())
             identity["reference_sha256"] = hashlib.sha256(whole).hexdigest()
@@ -347,8 +349,7 @@ def os_distribution(os_release: Path = Path("/etc/os-release")) -> str:
 @dataclass(frozen=True)
 class CheckProgram:
     """A wrong-result check as a standalone script needs it: the runner's source, the case's spec and the
-    reference's modules (mismatch_run.py loads them), name -> source, each after what it imports (none when the
-    check has none)."""
+    modules mismatch_run.py loads (wire.py, and the reference's), name -> source, each after what it imports."""
 
     runner: str
     spec: dict[str, Any]
@@ -357,5 +358,5 @@ class CheckProgram:
 
 def check_program(case: Case, outputs: tuple[TensorSpec, ...]) -> CheckProgram:
     spec = mismatch_spec(case, outputs)
-    modules = REFERENCE_MODULES.get(spec.get("reference", ""), {})
+    modules = {**CHECK_MODULES, **REFERENCE_MODULES.get(spec.get("reference", ""), {})}
     return CheckProgram(Path(MISMATCH_SCRIPT).read_text(), spec, {n: Path(p).read_text() for n, p in modules.items()})

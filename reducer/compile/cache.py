@@ -1,7 +1,8 @@
 """The persistent compile cache: what a compiler did with exactly this input (the `.info` text, attrs and
 environment it was given), keyed together with the compiler's identity, in one SQLite file shared by
 reruns, other cases and the nightly corpus. It stores signatures, not verdicts, so any expectation can
-reuse them; results that depend on the machine (timeouts, memory caps) are never stored, nor a crash whose
+reuse them; results that depend on the machine (timeouts, memory caps) are never stored, nor a check that
+failed itself (its reference or our code: no verdict, and the next check may not fail), nor a crash whose
 frames no tool read (Signature.final: installing gdb must change the verdict). Each stored signature keeps
 what read its frames."""
 
@@ -25,7 +26,7 @@ CREATE TABLE IF NOT EXISTS signatures (
     seconds REAL NOT NULL
 )
 """
-MACHINE_DEPENDENT = (Kind.TIMEOUT, Kind.MEMORY, Kind.ENVIRONMENT)
+NEVER_STORED = (Kind.TIMEOUT, Kind.MEMORY, Kind.ENVIRONMENT, Kind.HARNESS)
 
 
 def default_cache_path() -> Path:
@@ -71,7 +72,7 @@ class CompileCache:
         return Signature.from_dict(json.loads(row[0]))
 
     def put(self, key: str, signature: Signature, seconds: float) -> None:
-        if signature.kind in MACHINE_DEPENDENT or not signature.final:
+        if signature.kind in NEVER_STORED or not signature.final:
             return
         with self._lock:
             self._db.execute(

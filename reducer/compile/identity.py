@@ -14,8 +14,9 @@ What identifies a failure, by kind (docs/signature.md says why):
   the kernel that computes it (the minimal one, after a reduction; a reduction keeps only the kind of wrong);
 - invalid-cuda: nvcc's masked error on the CUDA source AKG generated.
 `none` (it compiled), `codegen` (it reached a code generator this machine lacks), `environment` (a tool the
-compile needs cannot run here) and `unchecked` (a wrong-result check compared under half of an output) are no
-bug of AKG's; the last two say nothing of the kernel either."""
+compile needs cannot run here), `unchecked` (a wrong-result check compared under half of an output) and
+`harness` (the check itself failed: its reference raised or ran past its limit, or our own code did) are no
+bug of AKG's; the last three say nothing of the kernel either."""
 
 from __future__ import annotations
 
@@ -45,18 +46,19 @@ class Kind(StrEnum):
     CODEGEN = "codegen"
     ENVIRONMENT = "environment"
     UNCHECKED = "unchecked"  # a wrong-result check that compared too little: neither right nor wrong
+    HARNESS = "harness"  # the check itself failed (its reference, our code), not AKG: no verdict
 
     @property
     def is_failure(self) -> bool:
-        """A failure of AKG: a bug to reduce, not a compile that passed, a machine that cannot compile or a
-        check that compared too little."""
-        return self not in (Kind.NONE, Kind.CODEGEN, Kind.ENVIRONMENT, Kind.UNCHECKED)
+        """A failure of AKG: a bug to reduce, not a compile that passed, a machine that cannot compile, a
+        check that compared too little or one that failed itself."""
+        return self not in (Kind.NONE, Kind.CODEGEN, Kind.ENVIRONMENT, Kind.UNCHECKED, Kind.HARNESS)
 
     @property
     def is_verdict(self) -> bool:
         """Whether it says anything of the kernel (it failed or passed), unlike the environment or a check that
-        compared too little."""
-        return self not in (Kind.ENVIRONMENT, Kind.UNCHECKED)
+        compared too little or failed itself."""
+        return self not in (Kind.ENVIRONMENT, Kind.UNCHECKED, Kind.HARNESS)
 
 
 _ADDR = re.compile(r"0x[0-9a-fA-F]+")

@@ -1,6 +1,9 @@
 """A compile's outcome read into its identity (compile/identity.py decides what is the same bug): the check
 that ended it and its backtrace, the signal it died of and where (crash_stack), the pass it hangs in
-(hang_stack), the wrong result the check found, what nvcc said of the CUDA AKG generated, or nothing."""
+(hang_stack), the wrong result the check found, what nvcc said of the CUDA AKG generated, or nothing. A
+wrong-result check's output is read through its record (wire.Record: how far it got, whose code raised), so
+that a check whose reference or own code fails, or is stopped while no AKG code runs, is the check's failure
+(harness), never AKG's."""
 
 from __future__ import annotations
 
@@ -15,6 +18,7 @@ from reducer.compile.sandbox import Outcome
 from reducer.core.targets import TARGETS
 from reducer.in_mindspore.mismatch_run import DETAIL as MISMATCH_DETAIL
 from reducer.in_mindspore.mismatch_run import VERDICT as MISMATCH_VERDICT
+from reducer.in_mindspore.wire import AKG, REFERENCE, RUNS_IN, Record
 from reducer.toolchain.nvcc import STOPPED
 
 # The check's kinds of wrong (mismatch_run.wrong_kind), as a wrong result's message says them.
@@ -151,6 +155,32 @@ def _nvcc_failure(lines: list[str], loc: str, comp: str) -> Signature:
     return Signature(Kind.ENVIRONMENT, "nvcc fails without a diagnostic", loc, (), comp, lines[-1] if lines else "")
 
 
+def _check_failed(record: Record, outcome: Outcome, timeout: float) -> Signature | None:
+    """The failure of a wrong-result check itself, by its record: its reference or our code raised, or it was
+    stopped (its limit, its memory cap, a signal) while no AKG code ran; an environment the check cannot run
+    in. None when AKG's code raised or was running, or the check reached its verdict."""
+    who = record.raised_by
+    if record.done or who == "akg" or (not who and RUNS_IN[record.stage] == AKG):
+        return None
+    if who == "environment":
+        return Signature(Kind.ENVIRONMENT, "the wrong-result check cannot run here", "", (), who, record.trace)
+    doer = f"the {record.against} reference" if record.stage == REFERENCE else f"the check's {record.stage} code"
+    if who:
+        return Signature(Kind.HARNESS, f"{doer} raised", "", (), who, record.trace, record.read_by)
+    if outcome.timed_out:
+        raw = f"the check did not finish within {min(timeout, outcome.seconds):.3g} s, in {doer}"
+        return Signature(Kind.HARNESS, f"{doer} ran past its limit", "", (), RUNS_IN[record.stage], raw)
+    if outcome.out_of_memory or outcome.over_quota:
+        return Signature(Kind.HARNESS, f"{doer} exceeded the memory cap", "", (), RUNS_IN[record.stage])
+    if outcome.signal is not None:
+        raw = f"the check died of {_signal_name(outcome.signal)} in {doer}"
+        return Signature(Kind.HARNESS, f"{doer} crashed", "", (), RUNS_IN[record.stage], raw)
+    if outcome.returncode != 0:
+        raw = f"the check ended with exit code {outcome.returncode} in {doer}"
+        return Signature(Kind.HARNESS, f"{doer} exited", "", (), RUNS_IN[record.stage], raw)
+    return None
+
+
 def _signal_name(number: int) -> str:
     try:
         return signals.Signals(number).name
@@ -160,13 +190,16 @@ def _signal_name(number: int) -> str:
 
 def signature_of(outcome: Outcome, timeout: float) -> Signature:
     """Classify one compile."""
+    lines = outcome.output.splitlines()
+    record = Record.last_in(lines)
+    if record is not None and (failed := _check_failed(record, outcome, timeout)) is not None:
+        return failed
     if outcome.timed_out:
         return hang_signature(outcome.stack, min(timeout, outcome.seconds), outcome.stack_by)
     if outcome.out_of_memory:
         return Signature(Kind.MEMORY, "compile exceeded its memory cap", "", ())
     if outcome.over_quota:
         return Signature(Kind.MEMORY, "compile exceeded its temp dir quota", "", ())
-    lines = outcome.output.splitlines()
     verdict = next((ln.strip() for ln in lines if ln.startswith(MISMATCH_VERDICT)), "")
     if verdict.startswith(f"{MISMATCH_VERDICT} mismatch"):
         return _wrong_result(lines, verdict)

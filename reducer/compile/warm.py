@@ -1,7 +1,9 @@
 """Warm compiles: a pool of long-lived processes that imported the compiler once. An `akg_worker` forks a
 sandboxed child per compile; a `mismatch_runner` runs wrong-result checks itself, one after the other, and
-is retired after a failed check or a number of checks. Workers are keyed by program and environment (AKG
-reads some variables at import), so a case never compiles in a worker started for another environment.
+is retired after a check AKG failed in (its error may leave MindSpore broken) or a number of checks; a check
+that compared too little, or whose reference failed, leaves it serving. Workers are keyed by program and
+environment (AKG reads some variables at import), so a case never compiles in a worker started for another
+environment.
 A worker that dies is replaced; one that cannot start makes its key fall back to cold compiles."""
 
 from __future__ import annotations
@@ -26,11 +28,14 @@ from typing import Any
 
 from reducer.compile import sandbox
 from reducer.compile.sandbox import LOG_NAME, CompileCancelled, Running
+from reducer.in_mindspore.mismatch_run import FAILED, NOT_CHECKED, PASSED, WRONG
 
 READY_SECONDS = 300.0  # importing AKG takes ~1 s; a worker silent this long is broken
 MAX_IDLE = 6  # idle workers kept across all keys; the least recently used beyond this are stopped
 RUNNER_CHECKS = 40  # a runner is replaced after this many checks, so that what leaks does not pile up
-PASSED, WRONG = 0, 1  # the exit codes of mismatch_run after which its runner stays in service
+# The exit codes of mismatch_run after which its runner stays in service: within tolerance, wrong, not checked,
+# and the check itself failed (its reference or our code raised, MindSpore untouched); not after AKG raised.
+KEEPS_RUNNER = frozenset({PASSED, WRONG, NOT_CHECKED, FAILED})
 
 
 @dataclass(frozen=True)
@@ -50,7 +55,7 @@ def compile_worker(argv: list[str]) -> Program:
 
 def mismatch_runner(argv: list[str]) -> Program:
     """A mismatch_runner (its command line from the launcher, with the warm-up check of its kernel kind)."""
-    return Program(tuple(argv), RUNNER_CHECKS, frozenset({PASSED, WRONG}), home=True)
+    return Program(tuple(argv), RUNNER_CHECKS, KEEPS_RUNNER, home=True)
 
 
 WorkerKey = tuple[Program, tuple[tuple[str, str], ...]]

@@ -11,6 +11,11 @@ class EnvironmentBroken(InputError):
     toolchain) cannot run here. A fact about the machine, never about the kernel."""
 
 
+class CheckFailed(InputError):
+    """The case's wrong-result check failed itself: its reference raised or ran past its limit, or our own
+    code did. Never a bug of AKG's; the message names what failed."""
+
+
 class NotFailingError(Exception):
     """The original case does not fail, or fails differently from `expect`."""
 

@@ -17,9 +17,9 @@ from mismatch_run import (
     REFERENCE_NAMES,
     REFERENCES,
     Reference,
-    akg_package,
     allowances,
     as_list,
+    composite_akg,
     load_function,
     make_inputs,
     output_types,
@@ -94,7 +94,7 @@ def main(spec_path, plan_path):
 
     def reference(arrays):
         if spec["reference"] in REFERENCES:
-            run = REFERENCES[spec["reference"]](akg_package(spec["build"]), spec, arrays)
+            run = REFERENCES[spec["reference"]](composite_akg(spec["build"]), spec, arrays)
             return run, f"the kernel built by {REFERENCE_NAMES[spec['reference']]}"
         return Reference(as_list(kernel(function)(*[a.copy() for a in arrays]))), "the kernel run as Python"
 

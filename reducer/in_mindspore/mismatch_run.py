@@ -11,12 +11,16 @@ compared with a reference. Prints the maximum error per output, the worst elemen
 Either is compared instead with the same kernel compiled by AKG with another attrs set when the spec says
 "against".
 
-Needs only MindSpore (and numpy). Run by akg-reduce as `python mismatch_run.py spec.json`; a bundle's
-repro.py is this file with the spec embedded. Exit codes: 1 wrong result, 0 within tolerance, 3 not checked
-(some output's reference is undefined at more than half its elements: inputs outside an op's domain), 2 the
-check itself failed (a compile error shows as a traceback). Every verdict says how many elements it compared."""
+Needs only MindSpore (and numpy), and wire.py beside it (a bundle's repro.py registers its copy). Run by
+akg-reduce as `python mismatch_run.py spec.json`; a bundle's repro.py is this file with the spec embedded. Exit
+codes: 1 wrong result, 0 within tolerance, 3 not checked (some output's reference is undefined at more than half
+its elements: inputs outside an op's domain), 4 AKG raised (a compile or run error, its traceback above), 2 the
+check itself failed (its reference raised, or our harness; no verdict on AKG). Every verdict says how many
+elements it compared; a wire.Record line as each stage begins and one at the end say how far it got and whose
+code raised."""
 
 import ctypes
+import dataclasses
 import importlib.util
 import json
 import os
@@ -37,6 +41,29 @@ PRECISION = 1e-2
 # compared says too little of what the kernel computes.
 MIN_COMPARED = 0.5
 GUARD = 1024  # poison elements after each tensor of a graph (at least as many as it has)
+PASSED, WRONG, FAILED, NOT_CHECKED, AKG_RAISED = 0, 1, 2, 3, 4  # the exit codes
+
+
+class Progress:
+    """The stage a check is in, said (a wire.Record line, flushed) as each begins: a check killed at its limit
+    or dead of a signal leaves its last."""
+
+    def __init__(self, against):
+        import wire
+
+        self.record = wire.Record(wire.SETUP, against)
+        self.say()
+
+    def begin(self, stage):
+        self.record = dataclasses.replace(self.record, stage=stage)
+        self.say()
+
+    def end(self, **fields):
+        self.record = dataclasses.replace(self.record, **fields)
+        self.say()
+
+    def say(self):
+        print(self.record.line(), flush=True)
 
 
 def _bounds(spec, low, high):
@@ -136,7 +163,7 @@ def poison(outputs):
         tensor.asnumpy()  # computed now, not when the kernel runs
 
 
-def run_hybrid(spec, folder):
+def run_hybrid(spec, folder, progress):
     import mindspore as ms
     from mindspore import Tensor, ops
     from mindspore.ops import kernel
@@ -152,10 +179,13 @@ def run_hybrid(spec, folder):
         result = custom(*[Tensor(a) for a in arrays])
         return [r.asnumpy() for r in (result if isinstance(result, (tuple, list)) else [result])]
 
+    progress.begin("akg")
     got = on_akg(spec.get("attrs", {}))
     against = spec.get("against")
-    want = on_akg(against) if against is not None else as_list(kernel(function)(*[a.copy() for a in arrays]))
-    return got, Reference(want), []
+    if against is not None:
+        return got, Reference(on_akg(against)), []
+    progress.begin("reference")
+    return got, Reference(as_list(kernel(function)(*[a.copy() for a in arrays]))), []
 
 
 class Reference:
@@ -209,18 +239,12 @@ REFERENCES = {"graph_numpy": graph_reference, "telang_plain": telang_reference} 
 REFERENCE_NAMES = {"graph_numpy": "numpy", "telang_plain": "plain TVM"}  # in the verdict line; else Python
 
 
-def akg_package(build):
-    """MindSpore's AKG (mindspore/_akg) with its `build` (lib/plugin/<build>, unless TVM_LIBRARY_PATH names
-    another), found without importing MindSpore. Its own import, not wire.py's: a repro.py is this file."""
-    found = importlib.util.find_spec("mindspore")
-    if found is None:
-        raise RuntimeError("MindSpore is not installed for this Python")
-    mindspore = next(iter(found.submodule_search_locations))
-    os.environ.setdefault("TVM_LIBRARY_PATH", os.path.join(mindspore, "lib", "plugin", build))
-    path = os.path.join(mindspore, "_akg")
-    if path not in sys.path:
-        sys.path.insert(0, path)
-    import akg
+def composite_akg(build):
+    """MindSpore's AKG with its `build` (wire.import_akg: unless TVM_LIBRARY_PATH names another) and what
+    builds an .info."""
+    import wire
+
+    wire.import_akg(build)
     import akg.composite
 
     return akg
@@ -266,11 +290,11 @@ def changed(before, after):
     return int(np.count_nonzero((before != after) & ~(np.isnan(before) & np.isnan(after))))
 
 
-def run_built(spec, folder):
+def run_built(spec, folder, progress):
     """The spec's .info (a fused graph, or a Custom op's) built by AKG and run through tvm's CPU runtime (its
     arguments: the inputs, then the outputs, in desc order), each tensor guarded; a write past an output's end
     or into an input is a wrong result too."""
-    akg = akg_package(spec["build"])
+    akg = composite_akg(spec["build"])
     info = spec["info"]
     arrays = make_inputs(spec["inputs"], spec.get("seed", 0))
     problems = []
@@ -302,17 +326,33 @@ def run_built(spec, folder):
                     problems.append(f"input {index}: {inside + past} elements overwritten")
         return results
 
+    progress.begin("akg")
     got = on_akg(spec.get("attrs", {}))
     against = spec.get("against")
     if against is not None:
         return got, Reference(on_akg(against)), problems
+    progress.begin("reference")
     return got, REFERENCES[spec["reference"]](akg, spec, arrays), problems
 
 
-def run(spec, folder):
+def run(spec, folder, progress):
     """(what AKG computed, one array per output; the Reference it is compared with; what else the kernel did
-    wrong)."""
-    return run_hybrid(spec, folder) if spec["kernel"] == "hybrid" else run_built(spec, folder)
+    wrong), each stage said to `progress` as it begins."""
+    return (run_hybrid if spec["kernel"] == "hybrid" else run_built)(spec, folder, progress)
+
+
+def against_name(spec):
+    """What AKG's result is compared with, as the verdict says it."""
+    if spec.get("against") is not None:
+        return "AKG with attrs " + json.dumps(spec["against"])
+    return REFERENCE_NAMES.get(spec.get("reference"), "Python")
+
+
+def raised_by(stage, exc):
+    """Whose code raised `exc` in `stage`: a missing module is the environment's wherever it is imported."""
+    import wire
+
+    return "environment" if isinstance(exc, ImportError) else wire.RUNS_IN[stage]
 
 
 def tolerances(spec):
@@ -421,32 +461,37 @@ def wrong_kind(worst, problems):
 
 def check(spec, folder):
     """Run the check with its files in `folder`; the exit code (see the top of this file)."""
+    reference = against_name(spec)
+    progress = Progress(reference)
     try:  # exit 1 says "the bug reproduces": nothing but a real comparison may end with it
-        got, reference, problems = run(spec, folder)
-        within, worst = compare(got, reference.want, allowances(spec, reference))
+        got, expected, problems = run(spec, folder, progress)
+        progress.begin("compare")
+        within, worst = compare(got, expected.want, allowances(spec, expected))
         for problem in problems:
             print(problem)
-    except Exception:
+    except Exception as exc:
         import traceback
 
         traceback.print_exc()
-        print("The check could not run (a compile or run error above).")
-        return 2
-    if spec.get("against") is not None:
-        reference = "AKG with attrs " + json.dumps(spec["against"])
-    else:
-        reference = REFERENCE_NAMES.get(spec.get("reference"), "Python")
+        who = raised_by(progress.record.stage, exc)
+        progress.end(raised_by=who, trace=f"{type(exc).__name__}: {exc}".splitlines()[0], read_by="python")
+        if who == "akg":
+            print("AKG fails to compile or run the kernel (the error above).")
+            return AKG_RAISED
+        print(f"The check could not run: {'its ' + reference + ' reference' if who == 'reference' else who} failed.")
+        return FAILED
+    progress.end(compared=worst.get("compared", 0), done=True)
     if within and not problems and worst.get("unchecked"):
         outputs = ", ".join(map(str, worst["unchecked"]))
         print(
             f"{VERDICT} unchecked: output {outputs} elements compared, under {MIN_COMPARED:.0%}"
             f" (the {reference} reference is undefined, or says too little, at the rest)"
         )
-        return 3
+        return NOT_CHECKED
     if within and not problems:
         compared = f"{worst.get('compared', 0)} elements compared"
         print(f"{VERDICT} match: every output within tolerance of the {reference} reference ({compared})")
-        return 0
+        return PASSED
     for element in worst["elements"]:
         print(f"  at {element['index']}: expected {element['expected']:.6g}, AKG gives {element['actual']:.6g}")
     identity = {"wrong_kind": wrong_kind(worst, problems), "ops": spec.get("ops", "")}
@@ -457,7 +502,7 @@ def check(spec, folder):
     )
     print(f"{VERDICT} mismatch: {problems[0] if within else wrong} against the {reference} reference")
     print("The bug reproduces: AKG computes a wrong result.")
-    return 1
+    return WRONG
 
 
 def main(spec):

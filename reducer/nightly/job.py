@@ -22,6 +22,7 @@ from reducer.compile.sandbox import dying_with_this_process, temp_dir
 from reducer.compile.signature import signature_of
 from reducer.core.case import Case
 from reducer.core.errors import (
+    CheckFailed,
     CompilesFine,
     EnvironmentBroken,
     FailsDifferently,
@@ -95,7 +96,7 @@ def run_case(spec: dict[str, Any]) -> dict[str, Any]:
         result.update(status=CHANGED, error=str(exc))
     except Flaky as exc:
         result.update(status=FLAKY, error=str(exc), signature=spec.get("previous"))
-    except (EnvironmentBroken, NotChecked) as exc:
+    except (CheckFailed, EnvironmentBroken, NotChecked) as exc:
         result.update(status=ERROR, error=str(exc), signature=spec.get("previous"))
     except InputError as exc:
         result.update(status=BROKEN, error=str(exc))

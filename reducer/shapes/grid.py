@@ -57,6 +57,9 @@ def _compiled(line: ShapeLine, target: str, signature: Signature | None, reason:
     if signature.kind is Kind.ENVIRONMENT:
         said = f"this machine cannot compile for {target}: {signature.raw or signature.message}"
         return Cell(line, target, NO_VERDICT, said=said)
+    if signature.kind is Kind.HARNESS:
+        said = f"the results check failed, not AKG: {signature.message}: {signature.raw}"
+        return Cell(line, target, NO_VERDICT, said=said)
     if signature.failed:
         verdict = WRONG if signature.kind is Kind.MISMATCH else FAILS
         return Cell(line, target, verdict, signature.bug_id(target), signature, signature.one_line())
@@ -69,6 +72,9 @@ def _checked(compiled: Cell, signature: Signature | None, reason: str) -> Cell:
         return Cell(compiled.line, compiled.target, COMPILES, checked=f"not checked: {reason}")
     if signature.kind is Kind.NONE:
         return Cell(compiled.line, compiled.target, COMPILES, checked=f"right: {signature.raw}".rstrip(": "))
+    if signature.kind is Kind.HARNESS:
+        said = f"not checked: the check failed, not AKG: {signature.message}: {signature.raw}"
+        return Cell(compiled.line, compiled.target, COMPILES, checked=said)
     if not signature.kind.is_verdict:
         return Cell(compiled.line, compiled.target, COMPILES, checked=f"not checked: {signature.raw}")
     return _compiled(compiled.line, compiled.target, signature, "")

@@ -20,7 +20,7 @@ from reducer.compile.akg import compile_case
 from reducer.compile.identity import mask
 from reducer.compile.sandbox import Outcome, supervise
 from reducer.compile.signature import signature_of
-from reducer.compile.warm import Program, WorkerPool
+from reducer.compile.warm import Program, WorkerPool, mismatch_runner
 from reducer.core.case import Case, TensorSpec
 from reducer.inputs.crash_yaml import load_case
 from reducer.inputs.source import function_source
@@ -219,3 +219,39 @@ def test_a_runner_stopped_at_its_limit_gives_the_checks_result_not_a_rerun(tmp_p
         outcome = supervise(launch, {"spec.json": "{}"}, 1.0, 512)
     assert outcome.timed_out and outcome.signal is None
     assert pool.started == 1 and not worker.alive
+
+
+# A runner as mismatch_runner.py speaks, whose every check ends with the exit code its spec file holds.
+STATUS_RUNNER = textwrap.dedent(
+    """
+    import json, os, sys
+    print(json.dumps({"ready": 0}), flush=True)
+    for line in sys.stdin:
+        request = json.loads(line)
+        print(json.dumps({"pid": os.getpid()}), flush=True)
+        status = int(open(os.path.join(request["dir"], request["spec"])).read())
+        print(json.dumps({"status": status}), flush=True)
+    """
+)
+
+
+def test_a_runner_serves_on_after_a_check_that_says_nothing_of_akg_and_not_after_akg_raised(
+    tmp_path: Path, pool: WorkerPool
+) -> None:
+    """Each runner start is a MindSpore import and a warm-up: a check that compared too little (3) or whose
+    reference failed (2) keeps its runner, as a verdict (0, 1) does; one AKG raised in (4) retires it."""
+    (tmp_path / "runner.py").write_text(STATUS_RUNNER)
+    program = mismatch_runner([sys.executable, str(tmp_path / "runner.py")])
+    key = pool.key(program, {})
+    for status in (3, 2, 3, 0, 1, 2):
+        with pool.worker(key) as worker:
+            outcome = supervise(
+                functools.partial(worker.launch, {"spec": "spec.json"}), {"spec.json": str(status)}, 20, 512
+            )
+        assert outcome.returncode == status
+    assert pool.started == 1
+    with pool.worker(key) as worker:
+        supervise(functools.partial(worker.launch, {"spec": "spec.json"}), {"spec.json": "4"}, 20, 512)
+    with pool.worker(key) as worker:
+        supervise(functools.partial(worker.launch, {"spec": "spec.json"}), {"spec.json": "0"}, 20, 512)
+    assert pool.started == 2

@@ -4,12 +4,15 @@ exit 1 means "the bug reproduces" and nothing but a real comparison may end with
 from __future__ import annotations
 
 import json
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from reducer.in_mindspore import mismatch_run
+from reducer.in_mindspore import mismatch_run, script
 
+sys.path.append(str(Path(script("wire")).parent))  # the check imports wire.py beside it, as a repro.py's copy
 pytestmark = pytest.mark.timeout(30)
 SPEC = {"tolerance": 1e-3, "against": None, "kernel": "graph", "outputs": [{"shape": [4], "dtype": "float32"}]}
 
@@ -18,19 +21,53 @@ def test_a_check_that_cannot_compare_is_a_failed_check_not_the_bug(monkeypatch: 
     monkeypatch.setattr(
         mismatch_run,
         "run",
-        lambda spec, folder: ([np.zeros(4)], mismatch_run.Reference([np.zeros(4, dtype=object)]), []),
+        lambda spec, folder, progress: ([np.zeros(4)], mismatch_run.Reference([np.zeros(4, dtype=object)]), []),
     )
     monkeypatch.setattr(mismatch_run, "compare", lambda *args: 1 / 0)
     assert mismatch_run.check(SPEC, ".") == 2
 
 
+def _record(out: str) -> dict:
+    """The check's last record line."""
+    line = [x for x in out.splitlines() if x.startswith("AKG-REDUCE-RECORD ")][-1]
+    return json.loads(line.split(" ", 1)[1])
+
+
+def _raising_in(stage: str, exc: Exception):
+    def run(spec: dict, folder: str, progress: mismatch_run.Progress) -> None:
+        progress.begin(stage)
+        raise exc
+
+    return run
+
+
+@pytest.mark.parametrize(
+    ("stage", "exc", "code", "who"),
+    [
+        ("reference", IndexError("index 4 is out of bounds"), 2, "reference"),
+        ("setup", ImportError("no AKG build"), 2, "environment"),
+        ("akg", RuntimeError("Compile error"), 4, "akg"),
+    ],
+)
+def test_the_record_names_whose_code_raised_and_only_akgs_is_akgs(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], stage: str, exc: Exception, code: int, who: str
+) -> None:
+    monkeypatch.setattr(mismatch_run, "run", _raising_in(stage, exc))
+    assert mismatch_run.check(SPEC, ".") == code
+    record = _record(capsys.readouterr().out)
+    assert (record["stage"], record["raised_by"], record["done"]) == (stage, who, False)
+    assert record["trace"] == f"{type(exc).__name__}: {exc}" and record["against"] == "Python"
+
+
 def test_outputs_of_another_count_are_a_wrong_result(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(
-        mismatch_run, "run", lambda spec, folder: ([np.zeros(4)], mismatch_run.Reference([np.zeros(4), np.ones(2)]), [])
+        mismatch_run,
+        "run",
+        lambda spec, folder, progress: ([np.zeros(4)], mismatch_run.Reference([np.zeros(4), np.ones(2)]), []),
     )
     assert mismatch_run.check(SPEC, ".") == 1
     monkeypatch.setattr(
-        mismatch_run, "run", lambda spec, folder: ([np.ones(4)], mismatch_run.Reference([np.ones(4)]), [])
+        mismatch_run, "run", lambda spec, folder, progress: ([np.ones(4)], mismatch_run.Reference([np.ones(4)]), [])
     )
     assert mismatch_run.check(SPEC, ".") == 0
 
@@ -40,7 +77,9 @@ def test_a_write_past_an_output_is_a_wrong_result_even_when_the_values_are_right
 ) -> None:
     problem = "output 0: 3 elements written past its end"
     monkeypatch.setattr(
-        mismatch_run, "run", lambda spec, folder: ([np.ones(4)], mismatch_run.Reference([np.ones(4)]), [problem])
+        mismatch_run,
+        "run",
+        lambda spec, folder, progress: ([np.ones(4)], mismatch_run.Reference([np.ones(4)]), [problem]),
     )
     assert mismatch_run.check(SPEC, ".") == 1
     assert f"mismatch: {problem}" in capsys.readouterr().out
@@ -51,7 +90,7 @@ def test_the_detail_line_names_the_wrong_elements_and_those_never_written(
 ) -> None:
     got = np.array([[1.0, np.nan], [3.0, 7.0]], np.float32)
     want = np.array([[1.0, 2.0], [3.0, 4.0]], np.float32)
-    monkeypatch.setattr(mismatch_run, "run", lambda spec, folder: ([got], mismatch_run.Reference([want]), []))
+    monkeypatch.setattr(mismatch_run, "run", lambda spec, folder, progress: ([got], mismatch_run.Reference([want]), []))
     spec = {**SPEC, "outputs": [{"shape": [2, 2], "dtype": "float32"}]}
     assert mismatch_run.check(spec, ".") == 1
     line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith(mismatch_run.DETAIL))
@@ -75,7 +114,7 @@ def test_a_float16_result_rounded_once_passes_and_one_off_by_a_few_ulps_does_not
     spec = {**SPEC, "tolerance": None, "outputs": [{"shape": [64], "dtype": "float16"}]}
     for got, verdict in ((want + ulp, 0), (want + 16 * ulp + np.float16(0.01), 1)):
         monkeypatch.setattr(
-            mismatch_run, "run", lambda spec, folder, got=got: ([got], mismatch_run.Reference([want]), [])
+            mismatch_run, "run", lambda spec, folder, progress, got=got: ([got], mismatch_run.Reference([want]), [])
         )
         assert mismatch_run.check(spec, ".") == verdict
 
@@ -89,7 +128,7 @@ def test_where_the_reference_is_undefined_nothing_is_compared(monkeypatch: pytes
     for got, verdict in (([-1.5, 1.0, np.inf, np.inf], 0), ([-1.5, 1.0, np.inf, -np.inf], 1)):
         got = np.array(got, np.float32)
         monkeypatch.setattr(
-            mismatch_run, "run", lambda spec, folder, got=got: ([got], mismatch_run.Reference([want]), [])
+            mismatch_run, "run", lambda spec, folder, progress, got=got: ([got], mismatch_run.Reference([want]), [])
         )
         assert mismatch_run.check(spec, ".") == verdict
 
@@ -105,7 +144,7 @@ def test_a_reference_computed_wider_allows_what_the_kernels_own_precision_rounds
     spec = {**SPEC, "tolerance": None, "outputs": [{"shape": [16], "dtype": "float16"}]}
     wide = mismatch_run.Reference([exact], slack=[2 * np.abs(in_order - exact)])
     for got, reference, verdict in ((in_order, wide, 0), (in_order, mismatch_run.Reference([exact]), 1)):
-        monkeypatch.setattr(mismatch_run, "run", lambda spec, folder, g=got, r=reference: ([g], r, []))
+        monkeypatch.setattr(mismatch_run, "run", lambda spec, folder, progress, g=got, r=reference: ([g], r, []))
         assert mismatch_run.check(spec, ".") == verdict
-    monkeypatch.setattr(mismatch_run, "run", lambda spec, folder: ([exact + 0.2], wide, []))
+    monkeypatch.setattr(mismatch_run, "run", lambda spec, folder, progress: ([exact + 0.2], wide, []))
     assert mismatch_run.check(spec, ".") == 1

@@ -1,0 +1,156 @@
+"""A wrong-result check's own failure is never AKG's: its output read through its record (wire.Record) says
+how far it got and whose code raised, so a reference that raises, runs past its limit or crashes is a harness
+outcome (no failure, no verdict, never stored), while AKG raising or hanging stays AKG's bug."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import needs_akg
+
+from reducer.compile.cache import CompileCache
+from reducer.compile.identity import Kind
+from reducer.compile.sandbox import Outcome
+from reducer.compile.signature import signature_of
+from reducer.core.case import Expectation
+from reducer.core.errors import CheckFailed
+from reducer.inputs.load import load_input
+from reducer.inputs.shape_list import ShapeLine
+from reducer.session import original_signature
+from reducer.shapes.grid import NO_VERDICT, _compiled
+
+pytestmark = pytest.mark.timeout(30)
+REDUCE = Path(__file__).resolve().parents[2] / ".venv" / "bin" / "reduce"
+
+
+def record(stage: str, **fields: object) -> str:
+    return "AKG-REDUCE-RECORD " + json.dumps({"stage": stage, "against": "Python", **fields})
+
+
+def check_output(*stages: str, **last: object) -> str:
+    """A check's output up to its last stage, with `last` as its final record when given."""
+    lines = [record(s) for s in stages]
+    if last:
+        lines.append(record(stages[-1], **last))
+    return "\n".join(lines) + "\n"
+
+
+REFERENCE_RAISED = (
+    check_output("setup", "akg", "reference")
+    + 'Traceback (most recent call last):\n  File "akg_reduce_kernel.py", line 6, in shifted\n'
+    + "IndexError: index 4 is out of bounds for axis 0 with size 4\n"
+    + record("reference", raised_by="reference", trace="IndexError: index 4 is out of bounds", read_by="python")
+)
+
+
+def outcome(output: str, returncode: int = 2, **facts: object) -> Outcome:
+    fields: dict = {"returncode": returncode, "signal": None, "timed_out": False, "out_of_memory": False}
+    fields.update(facts)
+    return Outcome(fields["returncode"], fields["signal"], fields["timed_out"], fields["out_of_memory"], 1.0, output)
+
+
+def test_a_reference_that_raises_is_the_checks_failure_naming_the_reference() -> None:
+    sig = signature_of(outcome(REFERENCE_RAISED), 60)
+    assert sig.kind is Kind.HARNESS and not sig.failed and not sig.kind.is_verdict
+    assert sig.message == "the Python reference raised" and sig.raw.startswith("IndexError")
+
+
+def test_a_reference_past_its_limit_is_no_hang_of_akg_but_akg_past_it_is() -> None:
+    late = signature_of(outcome(check_output("setup", "akg", "reference"), -9, timed_out=True), 5)
+    assert late.kind is Kind.HARNESS and late.message == "the Python reference ran past its limit"
+    assert late.raw.startswith("the check did not finish within")
+    compiling = signature_of(outcome(check_output("setup", "akg"), -9, timed_out=True), 5)
+    assert compiling.kind is Kind.TIMEOUT
+
+
+def test_a_crash_in_the_reference_is_the_checks_and_one_in_akg_is_akgs() -> None:
+    trapped = signature_of(outcome(check_output("setup", "akg", "reference"), -5, signal=signal.SIGTRAP), 60)
+    assert trapped.kind is Kind.HARNESS and "SIGTRAP" in trapped.raw
+    assert signature_of(outcome(check_output("setup", "akg"), -11, signal=signal.SIGSEGV), 60).kind is Kind.SIGNAL
+
+
+def test_akg_raising_in_the_check_is_still_akgs_error() -> None:
+    output = (
+        check_output("setup", "akg")
+        + "Traceback (most recent call last):\nRuntimeError: Check failed: x\n"
+        + record("akg", raised_by="akg", trace="RuntimeError: Check failed: x", read_by="python")
+    )
+    assert signature_of(outcome(output, 4), 60).kind is Kind.ERROR
+
+
+def test_a_failed_check_is_never_stored_as_a_verdict(tmp_path: Path) -> None:
+    cache = CompileCache(tmp_path / "c.sqlite")
+    cache.put("k", signature_of(outcome(REFERENCE_RAISED), 60), 1.0)
+    assert cache.get("k") is None
+
+
+def test_the_original_whose_reference_raises_is_no_bug_but_one_line_naming_the_reference(fake_case: Path) -> None:
+    case = load_input(fake_case).with_(expect=Expectation("mismatch"))
+    with pytest.raises(CheckFailed, match="the Python reference raised: IndexError"):
+        original_signature(case, runs=1, compiler=lambda *args, **kw: outcome(REFERENCE_RAISED))
+
+
+def test_a_shapes_cell_whose_check_failed_says_so_and_has_no_bug_id() -> None:
+    cell = _compiled(ShapeLine("shapes.txt:1", "[4]", ((4,),)), "cpu", signature_of(outcome(REFERENCE_RAISED), 60), "")
+    assert cell.verdict == NO_VERDICT and not cell.bug and "the Python reference raised" in cell.said
+
+
+def reduce_check(folder: Path, kernel: str, timeout: int) -> subprocess.CompletedProcess[str]:
+    folder.mkdir()
+    (folder / "kernel.py").write_text(kernel)
+    (folder / "crash.yaml").write_text(
+        f"name: {folder.name}\nkernel: kernel.py\ninputs:\n  - {{shape: [4], dtype: float32}}\n"
+        f"expect: {{kind: mismatch}}\ntimeout: {timeout}\n"
+    )
+    return subprocess.run([str(REDUCE), "check", str(folder / "crash.yaml")], capture_output=True, text=True)
+
+
+# Runs as Python on zeros (the loader's validation), but reads past x's end on the check's random inputs.
+INDEX_ONLY_IN_THE_REFERENCE = """from mindspore.ops import kernel
+
+
+@kernel
+def shifted(x):
+    y = output_tensor((4,), x.dtype)
+    for i in range(4):
+        y[i] = x[i]
+        if x[0] != 0.0:
+            y[i] = x[i + 1]
+    return y
+"""
+# AKG compiles and runs it in seconds; as Python it takes minutes.
+SLOW_REFERENCE = """from mindspore.ops import kernel
+
+
+@kernel
+def slow(x):
+    y = output_tensor((4,), x.dtype)
+    y[0] = 0.0
+    for i in range(200000000):
+        y[0] = y[0] + x[0]
+    for i in range(1, 4):
+        y[i] = x[i]
+    return y
+"""
+
+
+@pytest.mark.akg
+@needs_akg
+@pytest.mark.timeout(240)
+def test_reduce_check_of_a_kernel_whose_python_reference_raises_exits_2_naming_the_reference(tmp_path: Path) -> None:
+    done = reduce_check(tmp_path / "index", INDEX_ONLY_IN_THE_REFERENCE, 120)
+    assert done.returncode == 2, done.stderr
+    assert "the Python reference raised: IndexError" in done.stderr and "AKG's" not in done.stderr
+
+
+@pytest.mark.akg
+@needs_akg
+@pytest.mark.timeout(240)
+def test_reduce_check_of_a_kernel_whose_python_reference_runs_past_the_limit_is_no_akg_hang(tmp_path: Path) -> None:
+    done = reduce_check(tmp_path / "slow", SLOW_REFERENCE, 40)
+    assert done.returncode == 2, done.stderr
+    assert "the Python reference ran past its limit" in done.stderr and "compile did not finish" not in done.stderr
