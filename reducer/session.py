@@ -155,7 +155,8 @@ def original_signature(
             )
         sig = wanted[0]
     else:
-        sig = Counter(failing).most_common(1)[0][0]
+        commonest = Counter(s.key() for s in failing).most_common(1)[0][0]  # one bug: the identity's key
+        sig = next(s for s in failing if s.key() == commonest)
     unplaced = why_unplaced(sig)
     if unplaced:
         raise Unplaced(unplaced)

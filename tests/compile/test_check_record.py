@@ -154,3 +154,21 @@ def test_reduce_check_of_a_kernel_whose_python_reference_runs_past_the_limit_is_
     done = reduce_check(tmp_path / "slow", SLOW_REFERENCE, 40)
     assert done.returncode == 2, done.stderr
     assert "the Python reference ran past its limit" in done.stderr and "compile did not finish" not in done.stderr
+
+
+def test_the_originals_bug_is_its_commonest_identity_not_its_commonest_line(fake_case: Path) -> None:
+    """Two runs fail at one check moved a line (one bug, the identity says), one at another check: the bug is
+    the first, however the dataclass's equality would count them."""
+    said = iter(
+        [
+            "other.cc:5] [t] Check failed: other",
+            "pass.cc:10] [t] Check failed: boom",
+            "pass.cc:11] [t] Check failed: boom",
+        ]
+    )
+
+    def compiler(*args: object, **kw: object) -> Outcome:
+        return outcome(f"[ERROR] AKG:2026-12-02-15:22:22.025.224 [{next(said)}\n", 1)
+
+    found = original_signature(load_input(fake_case), runs=3, repeat=2, compiler=compiler)
+    assert found.signature.message == "Check failed: boom" and found.matching == 2
