@@ -33,6 +33,15 @@ _GENERIC = (
     "air::ir::IRVisitor::",
     "air::ir::StmtExprMutator::",
     "air::ir::StmtExprVisitor::",
+    # Visitor dispatch: a functor's VisitExpr/VisitStmt and the mutators' default Mutate_ only hand the node to
+    # the overload that handles it, which is the place; air::Map::Set is the container every pass fills.
+    "air::ir::ExprFunctor<",
+    "air::ir::StmtFunctor<",
+    "air::ExprFunctor<",
+    "air::StmtFunctor<",
+    "air::ir::ExprMutator::",
+    "air::ir::StmtMutator::",
+    "air::Map<",
     "air::runtime::",
     "air::Array<",
     "air::NodeRef::",
@@ -66,8 +75,13 @@ def is_own(symbol: str) -> bool:
     """Is `symbol` AKG's or TVM's own code, a function a bug can be in: akg:: and air:: functions but the
     machinery every pass goes through and TVM's expression builders, and named C functions of libakg."""
     if symbol.startswith(("akg::", "air::")):
-        return not is_generic(symbol) and not _EXPRESSION_HELPER.match(symbol)
+        return not is_generic(symbol) and not is_helper(symbol)
     return "::" not in symbol and not symbol.startswith(_THIRD_PARTY)
+
+
+def is_helper(symbol: str) -> bool:
+    """One of TVM's expression builders or its constant folder (a frame with or without its parameters)."""
+    return bool(_EXPRESSION_HELPER.match(bare(symbol)))
 
 
 def gdb() -> str | None:
@@ -137,6 +151,36 @@ def bare(body: str) -> str:
     return name[start:]
 
 
+# What differs between builds in a demangled function's parameter list: spacing around `*` and `&`, `const`,
+# and how a build spells the anonymous namespace.
+_QUALIFIER = re.compile(r"\bconst\b|\bvolatile\b|\[abi:\w+\]|\[clone [^\]]*\]")
+_ANONYMOUS = re.compile(r"\(anonymous namespace\)")
+
+
+def function(body: str) -> str:
+    """A demangled frame's function as a place: its qualified name with its template arguments and, for an
+    overload, its parameter types (`Mutate_(air::ir::FloorDiv*, air::Expr)`: the overloads of a visitor are
+    different functions with different fixes); without the return type, `const`, reference and pointer
+    spacing, and the anonymous namespace's spelling, which differ between builds. The argument values gdb
+    prints for a frame with debug info (`f (this=0x1, op=...)`, after a space) are not its parameters."""
+    text = _ANONYMOUS.sub("{anonymous}", body.removesuffix(" ()"))
+    name = bare(text)
+    cut = text.rfind(name) + len(name)
+    params = text[cut:]
+    if not params.startswith("("):  # no parameter list, or gdb's argument values
+        params = ""
+    else:
+        depth = 0
+        for index, char in enumerate(params):  # the parameter list: the first balanced (...)
+            depth += {"(": 1, ")": -1}.get(char, 0)
+            if depth == 0:
+                params = params[: index + 1]
+                break
+    signature = _QUALIFIER.sub("", name + params)
+    signature = re.sub(r"\s*([*&,<>()])\s*", r"\1", signature)
+    return re.sub(r"\s+", " ", signature).replace(",", ", ").strip()
+
+
 def _symbol(body: str) -> str:
     """A frame's function, demangled (gdb prints the mangled name of a symbol without debug info)."""
     mangled = body.split(" (", 1)[0]
@@ -181,7 +225,7 @@ def frames(gdb_output: str) -> tuple[str, ...]:
         seen.add(number)
         body = match["body"]
         if number >= BACKTRACE_DEPTH:
-            name = bare(_symbol(body)) if not body.startswith("?? ") else ""
+            name = function(_symbol(body)) if not body.startswith("?? ") else ""
             if name and not is_generic(name) and name not in outer:
                 outer.append(name)
             continue
@@ -189,7 +233,7 @@ def frames(gdb_output: str) -> tuple[str, ...]:
             if match["addr"] and match["lib"] in starts:
                 unnamed.append(f"{AKG_LIBRARY}+{int(match['addr'], 16) - starts[match['lib']]:#x}")
             continue
-        name = bare(_symbol(body))
+        name = function(_symbol(body))
         if name and not is_generic(name) and name not in named:
             named.append(name)
     died = next((i for i, name in enumerate(named) if is_own(name)), 0)

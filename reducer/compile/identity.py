@@ -24,15 +24,16 @@ import hashlib
 import re
 from dataclasses import dataclass, field
 from enum import StrEnum
+from itertools import takewhile
 from typing import Any
 
-from reducer.compile.crash_stack import gdb, is_own
+from reducer.compile.crash_stack import gdb, is_helper, is_own
 from reducer.core.case import Expectation
 from reducer.core.targets import DEFAULT
 
 # Bump when what identifies a failure changes (masking, frames, the fields of the key): stored signatures of
 # another format are not reused by the cache, and a night re-checks the cases it recorded under another format.
-SIGNATURE_FORMAT = 5
+SIGNATURE_FORMAT = 6
 
 
 class Kind(StrEnum):
@@ -140,18 +141,20 @@ class Signature:
 
     @property
     def place(self) -> str:
-        """Where the bug is: a check's source file (a line moves between releases) and the function it died
-        in, where a crash died, a hang's pass, a wrong result's ops."""
-        if self.kind is Kind.SIGNAL:
-            return self.died_in
-        if self.kind is Kind.ERROR:
-            return f"{_file(self.location)} in {self.died_in}"
-        return _file(self.location)
+        """Where the bug is (see _place)."""
+        return _place(self.kind, self.location, self.died_in)
 
     @property
     def died_in(self) -> str:
-        """The innermost of the frames that is AKG's or TVM's own code; '' when none is."""
-        return next((f for f in self.frames if is_own(f)), "")
+        """The innermost of the frames that is AKG's or TVM's own code; for a crash by a signal with none, the
+        TVM helper its caller called (the outermost of the helpers it died in: a build inlines a helper's
+        callees into it, `TryConstFold<FloorDiv>` into `air::floordiv`, never it into them), else the innermost
+        frame read; '' when none."""
+        own = next((f for f in self.frames if is_own(f)), "")
+        if own or self.kind is not Kind.SIGNAL:
+            return own
+        helpers = list(takewhile(is_helper, self.frames))
+        return helpers[-1] if helpers else next(iter(self.frames), "")
 
     def _identity(self) -> tuple[str, str, str]:
         return (str(self.kind), self.message, self.place)
@@ -189,18 +192,25 @@ class Signature:
 NO_FAILURE = Signature(Kind.NONE, "", "", ())
 
 
+def _place(kind: str, location: str, died_in: str) -> str:
+    """Where the bug is: a check's source file (a line moves between releases) and the function it died in,
+    where a crash died, a hang's pass, a wrong result's ops; of a signature or of the exact expectation it
+    learned (its where and frame)."""
+    if kind == Kind.SIGNAL:
+        return died_in
+    if kind == Kind.ERROR:
+        return f"{_file(location)} in {died_in}"
+    return _file(location)
+
+
+def _unplaced(kind: str, place: str) -> bool:
+    """A crash by a signal with no frame read: it is one bug with no other, not every crash of its signal."""
+    return kind == Kind.SIGNAL and not place
+
+
 def same(a: Signature, b: Signature) -> bool:
-    """One bug: the same kind, masked message and place."""
-    return a._identity() == b._identity()
-
-
-def _place(expect: Expectation) -> str:
-    """The place an exact expectation names (Signature.expectation's where and frame)."""
-    if expect.kind == Kind.SIGNAL:
-        return expect.frame
-    if expect.kind == Kind.ERROR:
-        return f"{_file(expect.where)} in {expect.frame}"
-    return _file(expect.where)
+    """One bug: the same kind, masked message and place (a crash by a signal with no frame read, none)."""
+    return a._identity() == b._identity() and not _unplaced(a.kind, a.place)
 
 
 def matches(sig: Signature, expect: Expectation) -> bool:
@@ -211,7 +221,12 @@ def matches(sig: Signature, expect: Expectation) -> bool:
     if sig.kind != expect.kind:
         return False
     if expect.exact:
-        return sig.message == expect.message and (sig.kind is Kind.MISMATCH or _place(expect) == sig.place)
+        place = _place(expect.kind, expect.where, expect.frame)
+        return (
+            sig.message == expect.message
+            and not _unplaced(sig.kind, sig.place)
+            and (sig.kind is Kind.MISMATCH or place == sig.place)
+        )
     if expect.message and mask(expect.message) not in sig.message:
         return False
     if expect.frame and not any(expect.frame in f for f in sig.frames):
