@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 import pytest
-from conftest import CORPUS, needs_akg, needs_ascend
+from conftest import CORPUS, HERE, needs_akg, needs_ascend
 
 from reducer.compile import akg
 from reducer.compile.akg import compile_case
@@ -34,6 +34,7 @@ ONE_BUG = [
     {"pointnet_head_hang", "pointnet_cls_logsoftmax_hang"},  # the hang in ComputeTransferCopyin
 ]
 DUMPED = CORPUS / "pointnet_matmul_isl_abort" / "Fused_MatMul_split_785238241113303400.info"
+TRUTH = HERE / "data" / "truth"
 
 
 def _identity(case: Case, outcome: Outcome) -> str:
@@ -52,6 +53,22 @@ def test_the_corpus_falls_into_exactly_its_bugs(corpus_compiles: dict[str, tuple
     together = {name for group in ONE_BUG for name in group}
     expected = [group & ids.keys() for group in ONE_BUG] + [{name} for name in ids if name not in together]
     assert sorted(map(sorted, groups.values())) == sorted(map(sorted, filter(None, expected)))
+
+
+@pytest.mark.timeout(600)
+def test_the_truth_kernels_fall_into_their_bugs_on_this_release() -> None:
+    """Four kernels of the truth set (tests/data/truth/README.md) compiled live: TVM's simplifier folding
+    floordiv(INT64_MIN, -1) under AKG's AttrForLayoutOp and under the Hybrid DSL parser is one bug, its floormod
+    and truncdiv overloads two others."""
+    names = ("te_floordiv_simplify", "hy_floordiv_index", "te_floormod_simplify", "te_truncdiv_simplify")
+    pool = WorkerPool()
+    try:
+        cases = {name: load_case(TRUTH / name / "crash.yaml") for name in names}
+        ids = {name: _identity(case, compile_case(case, outputs_of(case), pool=pool)) for name, case in cases.items()}
+    finally:
+        pool.close()
+    assert ids["te_floordiv_simplify"] == ids["hy_floordiv_index"]
+    assert len({ids[name] for name in names}) == 3
 
 
 @pytest.mark.timeout(900)
