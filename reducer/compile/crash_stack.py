@@ -151,21 +151,20 @@ def bare(body: str) -> str:
     return name[start:]
 
 
-# What differs between builds in a demangled function's parameter list: spacing around `*` and `&`, `const`,
-# and how a build spells the anonymous namespace.
+# What differs between two builds' names of one function (with the spacing of `*` and `&`, see function).
 _QUALIFIER = re.compile(r"\bconst\b|\bvolatile\b|\[abi:\w+\]|\[clone [^\]]*\]")
 _ANONYMOUS = re.compile(r"\(anonymous namespace\)")
 
 
 def function(body: str) -> str:
     """A demangled frame's function as a place: its qualified name with its template arguments and, for an
-    overload, its parameter types (`Mutate_(air::ir::FloorDiv*, air::Expr)`: the overloads of a visitor are
+    overload, its parameter types (`Mutate_(air::ir::FloorDiv*, air::Expr&)`: the overloads of a visitor are
     different functions with different fixes); without the return type, `const`, reference and pointer
     spacing, and the anonymous namespace's spelling, which differ between builds. The argument values gdb
     prints for a frame with debug info (`f (this=0x1, op=...)`, after a space) are not its parameters."""
     text = _ANONYMOUS.sub("{anonymous}", body.removesuffix(" ()"))
     name = bare(text)
-    cut = text.rfind(name) + len(name)
+    cut = text.find(name) + len(name)  # after the return type, which never holds the whole name
     params = text[cut:]
     if not params.startswith("("):  # no parameter list, or gdb's argument values
         params = ""
