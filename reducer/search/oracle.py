@@ -106,8 +106,11 @@ class Oracle:
     def __enter__(self) -> Oracle:
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        """Wait for compiles still winding down; the oracle is unusable afterwards."""
+    def __exit__(self, exc_type: type[BaseException] | None, *exc: object) -> None:
+        """Wait for compiles still winding down; the oracle is unusable afterwards. On Ctrl-C or SIGTERM they
+        are killed first: waiting would hold the user for as long as a compile's limit."""
+        if exc_type is not None and issubclass(exc_type, KeyboardInterrupt):
+            cancel_all()
         self._pool.shutdown(wait=True)
 
     def _traced(self) -> bool:
