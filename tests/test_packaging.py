@@ -3,6 +3,7 @@ report: the templates and the worker script travel as package data."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import sysconfig
@@ -10,6 +11,8 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT, write_case
+
+import reducer
 
 
 def run(command: list[str], cwd: Path, timeout: float = 600) -> subprocess.CompletedProcess[str]:
@@ -43,7 +46,9 @@ def test_the_installed_wheel_writes_a_complete_bundle(installed: Path, tmp_path:
     done = run([str(installed / "reduce"), str(crash), "-o", "out", "-j", "1", "--no-diagnosis"], elsewhere)
     assert done.returncode == 0, done.stderr
     bundle = elsewhere / "out" / "case"
-    assert "## Environment" in (bundle / "ISSUE.md").read_text()
+    issue = (bundle / "ISSUE.md").read_text()
+    assert "## Environment" in issue and f"akg-reduce {reducer.__version__}" in issue
+    assert json.loads((bundle / "reduction.json").read_text())["akg_reduce"] == reducer.__version__
     assert "def main" in (bundle / "repro.py").read_text()
     assert {"kernel.py", "kernel.info", "crash.yaml", "reduction.json"} <= {p.name for p in bundle.iterdir()}
 

@@ -512,8 +512,10 @@ def _results(b: BundleInput, reduced: Case) -> dict[str, Any]:
 
 
 def _reduction(b: BundleInput, stage: FailingStage) -> dict[str, Any]:
-    """reduction.json: the signature, where AKG fails, the sizes, the statistics and the accepted edits."""
+    """reduction.json: the signature, where AKG fails, the sizes, the statistics and the accepted edits, and
+    the akg-reduce that made it (a script reading it can tell which rules of identity it applied)."""
     return {
+        "akg_reduce": b.host["akg_reduce"],
         "signature": b.signature.to_dict(),
         "triage": b.triage.to_dict() if b.triage else None,
         "stage": stage.to_dict(),
