@@ -93,7 +93,7 @@ def compile_case(
     pool: WorkerPool | None = None,
     cancel: threading.Event | None = None,
     hang_check: HangCheck | None = None,
-    search: bool = False,
+    stop_at_codegen: bool = False,
     traced: bool = False,
 ) -> Outcome:
     """One compile of `case` by MindSpore's AKG entry, in the sandbox: forked from a warm worker of
@@ -102,18 +102,19 @@ def compile_case(
     under gdb, to know where it died (crash_place); with `traced` (a case expected to die by a signal), a
     warm compile has gdb attached from its start instead, and where it died is read without a second run.
     Setting `cancel` stops it (CompileCancelled); `hang_check` cuts a hang elsewhere short (see HangCheck).
-    A `search` candidate's cuda compile stops where nvcc would start: past AKG's passes, nvcc tells the search
-    nothing (code generation is never the bug reduced) and costs a second a candidate."""
+    With `stop_at_codegen` a cuda compile stops where nvcc would start (the shim says STOPPED: a `codegen`
+    result), a cost decision of the caller's whose question is decided by AKG's passes (nvcc costs a second a
+    compile); a question that nvcc decides (an invalid-cuda bug) runs it."""
     toolchain = toolchain_of(case)
     if case.mismatch is not None:  # compiled and run by a runner of its kernel kind (MindSpore does not fork)
         files = {"spec.json": json.dumps(mismatch_spec(case, outputs))}
-        check = launch(case, "mismatch_run", "spec.json", dump_ir=dump_ir, search=search)
+        check = launch(case, "mismatch_run", "spec.json", dump_ir=dump_ir, stop_at_codegen=stop_at_codegen)
         warm_up = json.dumps(_warm_up_spec(kind_of(case), case.target))
         runner = mismatch_runner(check.beside("mismatch_runner", warm_up).argv)
         job = _Job(case, files, check.env, check.argv, runner, {"spec": "spec.json"})
     else:
         command = compile_command(toolchain, case.attrs)
-        worker = launch(case, "akg_worker", toolchain.compiler_script, dump_ir=dump_ir, search=search)
+        worker = launch(case, "akg_worker", toolchain.compiler_script, dump_ir=dump_ir, stop_at_codegen=stop_at_codegen)
         job = _Job(
             case, kernel_files(case, outputs), worker.env, command, compile_worker(worker.argv), {"argv": command[1:]}
         )
@@ -280,8 +281,9 @@ def compiler_identity(toolchain: Toolchain) -> dict[str, str]:
     return identity
 
 
-def cache_key(case: Case, outputs: tuple[TensorSpec, ...]) -> str:
-    """The persistent-cache key of compiling `case`: exactly what the compiler is given, and who compiles."""
+def cache_key(case: Case, outputs: tuple[TensorSpec, ...], stop_at_codegen: bool) -> str:
+    """The persistent-cache key of compiling `case`: exactly what the compiler is given, who compiles, and how far
+    it was let run (compile_case's `stop_at_codegen`): a compile stopped before nvcc never answers one that ran it."""
     toolchain = toolchain_of(case)
     build = akg_build(case)
     compiler_input = {"info": info_text(case, outputs), "attrs": case.attrs, "env": case.env}
@@ -298,7 +300,7 @@ def cache_key(case: Case, outputs: tuple[TensorSpec, ...]) -> str:
         identity["ccec"] = ccec() or ""
     if codegen == NVCC:  # how far the GPU pipeline gets depends on the machine's GPU and nvcc
         identity["cuda_machine"] = json.dumps(cuda_host().to_dict(), sort_keys=True)
-        identity["nvcc"] = STOPPED  # only search compiles are stored, and those stop before nvcc
+        identity["nvcc"] = STOPPED if stop_at_codegen else "run"
     return compile_key(identity, compiler_input)
 
 

@@ -13,7 +13,8 @@ What identifies a failure, by kind (docs/signature.md says why):
 - mismatch: the kind of wrong (NaN, values, precision, writes outside its outputs) and the ops and dtypes of
   the kernel that computes it (the minimal one, after a reduction; a reduction keeps only the kind of wrong);
 - invalid-cuda: nvcc's masked error on the CUDA source AKG generated.
-`none` (it compiled), `codegen` (it reached a code generator this machine lacks), `environment` (a tool the
+`none` (it compiled), `codegen` (it reached a code generator that did not run: this machine lacks it, or the
+compile stopped there; `incomplete` for a failure that generator decides), `environment` (a tool the
 compile needs cannot run here), `unchecked` (a wrong-result check compared under half of an output) and
 `harness` (the check itself failed: its reference raised or ran past its limit, or our own code did) are no
 bug of AKG's; the last three say nothing of the kernel either."""
@@ -54,6 +55,12 @@ class Kind(StrEnum):
         """A failure of AKG: a bug to reduce, not a compile that passed, a machine that cannot compile, a
         check that compared too little or one that failed itself."""
         return self not in (Kind.NONE, Kind.CODEGEN, Kind.ENVIRONMENT, Kind.UNCHECKED, Kind.HARNESS)
+
+    @property
+    def needs_codegen(self) -> bool:
+        """Decided only past AKG's passes, by the code generator after them (nvcc): a compile that stops before
+        it (`codegen`) cannot tell this failure from a pass."""
+        return self is Kind.INVALID_CUDA
 
     @property
     def is_verdict(self) -> bool:
@@ -234,6 +241,14 @@ def matches(sig: Signature, expect: Expectation) -> bool:
     if not expect.where or any(expect.where in p for p in (sig.location, *sig.frames) if p):
         return True
     return bool(expect.frame) and _file(sig.location) == _file(expect.where)
+
+
+def incomplete(sig: Signature, needs: str) -> bool:
+    """Whether `sig` stopped short of the stage that decides a failure of kind `needs`: it reached the code
+    generator, which did not run (the machine lacks it, or the compile was told to stop there), and a failure of
+    that kind is the code generator's. Such a result is neither a pass nor a failure: never FIXED, never a way
+    out."""
+    return sig.kind is Kind.CODEGEN and needs in set(Kind) and Kind(needs).needs_codegen
 
 
 def why_unplaced(sig: Signature) -> str | None:

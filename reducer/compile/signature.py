@@ -45,7 +45,7 @@ _CLASH_WITH_HEADER = re.compile(r"previous (?:definition|declaration) at line \d
 # Where a target's pipeline stops on a machine without its code generator (core/targets.py), and what it means.
 _CODEGEN_STOPS = [(re.compile(t.codegen_stop), t.codegen_stop_means) for t in TARGETS.values() if t.codegen_stop]
 CUDA_MESSAGE = "reaches CUDA code generation, which needs nvcc and a GPU"
-NVCC_NOT_RUN = "reaches nvcc, which a search candidate does not run"
+NVCC_NOT_RUN = "reaches nvcc, which this compile did not run"
 UNCHECKED_MESSAGE = "the wrong-result check compared too few elements"
 NVCC_REFUSES = "this machine's nvcc refuses to compile AKG's CUDA"
 CUDA_HEADERS_CLASH = "this machine's CUDA headers clash with the CUDA AKG generates (its GPU build is for CUDA 11)"

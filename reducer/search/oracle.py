@@ -13,7 +13,7 @@ from typing import Protocol
 
 from reducer.compile.akg import cache_key, compile_case
 from reducer.compile.cache import CompileCache
-from reducer.compile.identity import Kind, Signature, matches
+from reducer.compile.identity import Kind, Signature, incomplete, matches
 from reducer.compile.sandbox import CompileCancelled, HangCheck, Outcome, cancel_all
 from reducer.compile.signature import hang_signature, signature_of
 from reducer.core.case import Case, Expectation, TensorSpec
@@ -52,6 +52,7 @@ SAME_FAILURE = "fails the same way"
 PASSES = "passes"  # compiles, or for a wrong-result case computes the right result
 OTHER_FAILURE = "other failure: "  # how an outcome that is another bug starts
 SAYS_NOTHING = "no verdict"  # the environment, or a check that compared too little: says nothing of the kernel
+INCOMPLETE = "incomplete"  # stopped before the stage that decides the bug (nvcc not here): neither passes nor fails
 
 
 @dataclass(frozen=True)
@@ -62,9 +63,10 @@ class Verdict:
 
 
 class Compiler(Protocol):
-    """compile_case, with or without a worker pool bound; test doubles take the same arguments. `search`: a
-    candidate, of which only whether it fails the same way matters (a cuda compile stops before nvcc).
-    `traced`: the case is expected to die by a signal, so gdb may watch the compile from its start."""
+    """compile_case, with or without a worker pool bound; test doubles take the same arguments.
+    `stop_at_codegen`: the compile may stop where nvcc would start (a cost decision: the oracle's question is
+    decided by AKG's passes). `traced`: the case is expected to die by a signal, so gdb may watch the compile
+    from its start."""
 
     def __call__(
         self,
@@ -73,7 +75,7 @@ class Compiler(Protocol):
         *,
         cancel: threading.Event | None = None,
         hang_check: HangCheck | None = None,
-        search: bool = False,
+        stop_at_codegen: bool = False,
         traced: bool = False,
     ) -> Outcome: ...
 
@@ -102,6 +104,8 @@ class Oracle:
         self._pool = ThreadPoolExecutor(self.jobs, thread_name_prefix="compile")
         self._prefetching: dict[str, tuple[Future[Verdict], threading.Event]] = {}
         self.hang_limit = HangLimit() if expect.kind == Kind.TIMEOUT else None
+        # The one place that decides how far a verdict's compile runs: to nvcc only when the bug is nvcc's.
+        self.stop_at_codegen = not Kind(expect.kind).needs_codegen
 
     def __enter__(self) -> Oracle:
         return self
@@ -130,7 +134,10 @@ class Oracle:
     ) -> tuple[Signature, Outcome]:
         """One compile; a search candidate of a hang is cut short when it hangs elsewhere (_hang_check)."""
         check = self._hang_check(case) if search and self.hang_limit is not None else None
-        outcome = self._compile(case, outputs, cancel=cancel, hang_check=check, search=search, traced=self._traced())
+        stop = search and self.stop_at_codegen
+        outcome = self._compile(
+            case, outputs, cancel=cancel, hang_check=check, stop_at_codegen=stop, traced=self._traced()
+        )
         with self._lock:
             self.counters.compiles += 1
             self.counters.compile_seconds += outcome.seconds
@@ -161,7 +168,7 @@ class Oracle:
         outputs = outputs_of(case)
         if self._stored is None:
             return self._run(case, outputs, cancel, search=True)[0]
-        key = cache_key(case, outputs)
+        key = cache_key(case, outputs, self.stop_at_codegen)
         sig = self._stored.get(key)
         if sig is not None:
             with self._lock:
@@ -217,7 +224,9 @@ class Oracle:
         return verdict
 
     def outcome(self, case: Case) -> str:
-        """How `case` fares, in words for a report: SAME_FAILURE, PASSES, or what else happened."""
+        """How `case` fares, in words for a report: SAME_FAILURE, PASSES, or what else happened; a compile that
+        stopped before the stage deciding the bug (nvcc, for an invalid-cuda bug on a machine without it) is
+        INCOMPLETE, never PASSES."""
         verdict = self.verdict(case)
         if verdict.signature is None:
             return f"invalid kernel: {verdict.reason}"
@@ -225,6 +234,8 @@ class Oracle:
             return SAME_FAILURE
         if not verdict.signature.kind.is_verdict:  # neither passes nor another bug
             return f"{SAYS_NOTHING}: {verdict.signature.message}"
+        if incomplete(verdict.signature, self.expect.kind):
+            return f"{INCOMPLETE}: {verdict.signature.message}"
         if not verdict.signature.failed:  # CODEGEN: AKG's passes passed; nvcc not here
             return PASSES
         return f"{OTHER_FAILURE}{verdict.signature.one_line()}"

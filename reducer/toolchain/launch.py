@@ -139,7 +139,9 @@ def akg_build(case: Case) -> AkgBuild | None:
     return choose_build(toolchain.mindspore_dir, toolchain.mindspore_version, TARGETS[case.target], case.akg_build)
 
 
-def compile_env(case: Case, build: AkgBuild | None, dump_ir: bool = False, search: bool = False) -> dict[str, str]:
+def compile_env(
+    case: Case, build: AkgBuild | None, dump_ir: bool = False, stop_at_codegen: bool = False
+) -> dict[str, str]:
     """The environment of a compile of `case` by `build`: ours without MindSpore's, AKG's and TVM's variables,
     the build's library path (one whose code goes to nvcc: with the nvcc shim, see nvcc.py), then the case's own
     variables (case_env)."""
@@ -148,7 +150,7 @@ def compile_env(case: Case, build: AkgBuild | None, dump_ir: bool = False, searc
         env["TVM_LIBRARY_PATH"] = build.plugin_dir
         env["LD_LIBRARY_PATH"] = os.pathsep.join(filter(None, [build.plugin_dir, os.environ.get("LD_LIBRARY_PATH")]))
         if TARGETS[case.target].codegen == NVCC:
-            env.update(nvcc_env(env.get("PATH", os.defpath), run=not search))
+            env.update(nvcc_env(env.get("PATH", os.defpath), run=not stop_at_codegen))
     env.update(case_env(case))
     if dump_ir:
         env["MS_DEV_DUMP_IR"] = "on"
@@ -187,9 +189,10 @@ class Launch:
         return Launch([self.argv[0], script(program), *args], self.env)
 
 
-def launch(case: Case, program: str, *args: str, dump_ir: bool = False, search: bool = False) -> Launch:
+def launch(case: Case, program: str, *args: str, dump_ir: bool = False, stop_at_codegen: bool = False) -> Launch:
     """The in_mindspore `program` run for `case`: under its toolchain's interpreter, with its build's
     environment (compile_env). InputError when this machine has no build for the case's target."""
     return Launch(
-        [toolchain_of(case).python, script(program), *args], compile_env(case, akg_build(case), dump_ir, search)
+        [toolchain_of(case).python, script(program), *args],
+        compile_env(case, akg_build(case), dump_ir, stop_at_codegen),
     )

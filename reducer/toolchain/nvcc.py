@@ -20,7 +20,8 @@ from pathlib import Path
 from reducer.toolchain.builds import cuda_host
 
 SHIM_DIR = Path(__file__).with_name("nvcc_shim")
-STOPPED = "akg-reduce: nvcc not run for a search candidate"  # what the shim says in place of nvcc
+# What the shim says in place of nvcc when a compile is told to stop there (akg.compile_case's stop_at_codegen).
+STOPPED = "akg-reduce: nvcc not run: this compile stops where nvcc would start"
 TUNED_CAPABILITIES = {"7.0", "8.0"}  # AKG sets its device_type (v100, a100) from these
 
 

@@ -10,8 +10,9 @@ import threading
 from reducer.compile.sandbox import CompileCancelled, HangCheck, Outcome
 from reducer.compile.signature import HANG_MESSAGE
 from reducer.core.case import Case, Expectation, TensorSpec
-from reducer.search.oracle import Oracle
+from reducer.search.oracle import PASSES, Oracle
 from reducer.search.passes import Edit
+from reducer.toolchain.nvcc import STOPPED
 
 SOURCE = "def f(a):\n    b = output_tensor(a.shape, a.dtype)\n    b[0] = a[0]\n    b[1] = a[1]\n    return b\n"
 EXPECT = Expectation("error", "Check failed: boom", "t.cc:1", exact=True)
@@ -125,3 +126,26 @@ def test_gdb_watches_the_compiles_of_a_crash_only_once_they_take_long_enough() -
             for tag in range(3):
                 oracle.run(case(tag).after)
         assert compiler.traced == watched, (expect.kind, seconds)
+
+
+def test_candidates_run_nvcc_only_when_the_bug_is_nvccs_and_a_stop_short_of_it_is_incomplete() -> None:
+    """Whether a candidate's compile runs nvcc is decided by the bug, not by its being a candidate: an AKG error
+    is decided before nvcc (stopping there is cheaper), an invalid-cuda bug only by nvcc. A compile that stopped
+    before nvcc says nothing of an invalid-cuda bug: incomplete, never a pass."""
+
+    class Stopping:
+        def __init__(self) -> None:
+            self.stops: list[bool] = []
+
+        def __call__(self, c: Case, outputs, stop_at_codegen: bool = False, **_: object) -> Outcome:
+            self.stops.append(stop_at_codegen)
+            return Outcome(1, None, False, False, 0.0, f"RuntimeError: Compilation error:\n{STOPPED}")
+
+    invalid_cuda = Expectation("invalid-cuda", 'identifier "ccN" is undefined', "my_kernel.cu", exact=True)
+    for expect, stops, outcome in ((EXPECT, True, PASSES), (invalid_cuda, False, "incomplete: ")):
+        compiler = Stopping()
+        with Oracle(expect, compiler=compiler) as oracle:
+            said = oracle.outcome(case(0).after)
+            oracle.run(case(1).after)  # the original's runs and a check always run nvcc
+        assert compiler.stops == [stops, False], expect.kind
+        assert said.startswith(outcome), said
