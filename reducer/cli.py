@@ -41,7 +41,7 @@ from reducer.search.oracle import Counters
 from reducer.session import Events, Settings, original_signature, reduce_case
 from reducer.shapes.buckets import PADDED_BUDGET
 from reducer.shapes.plan import ShapesOptions, make_plan, targets_for
-from reducer.shapes.report import check_words
+from reducer.shapes.report import check_words, compile_words
 from reducer.toolchain import releases
 from reducer.toolchain.builds import choose_build
 from reducer.toolchain.launch import akg_build as build_for
@@ -564,7 +564,8 @@ def _say_plan(plan: dict[str, Any], output: Path) -> None:
     for target, rate in plan["pass_rates"].items():
         share = "no verdict" if rate["pass_rate"] is None else f"{100 * rate['pass_rate']:.0f} %"
         out.print(
-            f"{target}: {rate['compiles']} of {counted(rate['calls'], 'call')} compile ({share}), {rate['fails']} "
+            f"{target}: {rate['compiles']} of {counted(rate['calls'], 'call')} {compile_words(rate)} ({share}), "
+            f"{rate['fails']} "
             f"fail, {rate['wrong']} compute wrong, {rate['invalid']} invalid  [{plan['seconds_per_target'][target]} s]"
         )
     for bug in plan["bugs"]:

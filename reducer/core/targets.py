@@ -49,12 +49,18 @@ class Target:
     # too); '' when the stop is ours (the nvcc shim)
     codegen_stop: str = ""
     codegen_stop_means: str = ""  # what a compile that stops there reached, in a verdict
+    codegen_stage: str = ""  # the code generator as a verdict names how far a compile got: "compiles up to nvcc"
     toolchain: Release | None = None  # installed when the running MindSpore does not ship its build
     runs_custom_ops: bool = False  # MindSpore of this machine's wheels runs a Custom op on the device
     runs_on_host: bool = False  # its kernels run on this machine's CPU (tvm's CPU runtime)
     general_intrinsics: bool = True  # its Hybrid DSL has MindSpore's "general" intrinsics (sin, erf, ...)
     unsupported_intrinsics: frozenset[str] = frozenset()  # Hybrid DSL intrinsics and dtypes its AKG cannot compile
     workarounds: tuple[str, ...] = ()  # what its users try (diagnosis/workarounds.py names them)
+
+    @property
+    def stopped_reach(self) -> str:
+        """How far a compile got that stopped before this target's code generator, in a verdict."""
+        return f"up to {self.codegen_stage} (not run)"
 
     @property
     def template_device(self) -> str:
@@ -91,6 +97,7 @@ CUDA = Target(
     akg_name="cuda",
     target_info=None,
     codegen=NVCC,
+    codegen_stage="nvcc",
     runs_custom_ops=True,
     workarounds=_HOST_WORKAROUNDS,
 )
@@ -106,6 +113,7 @@ AICORE = Target(
     # here: AKG then fails to read the object ccec did not write (akg::codegen::BinFile2String <- CompileCce).
     codegen_stop=r"\[build_cce\.cc:\d+\].*inputfile\.is_open\(\)",
     codegen_stop_means="reaches CCE code generation, which needs CANN's compiler",
+    codegen_stage="CCE",
     toolchain=Release("2.7.2", "ascend", (3, 11)),
     general_intrinsics=False,
     workarounds=(

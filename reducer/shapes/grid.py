@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from reducer.compile.identity import Kind, Signature
 from reducer.core.case import Case, Mismatch
+from reducer.core.targets import TARGETS
 from reducer.inputs.shape_list import ShapeLine
 from reducer.kernels.kinds import kind_of, results_unchecked, with_shapes
 from reducer.search.oracle import Oracle
@@ -23,7 +24,8 @@ CHUNK = 8  # calls handed to the oracle at once, per job: the progress bar moves
 @dataclass(frozen=True)
 class Cell:
     """One line on one target: its verdict, the bug's id when it fails or computes wrong, and in words what
-    was found (the failure, why it is invalid, what the results check said)."""
+    was found (the failure, why it is invalid, what the results check said). A line compiles as far as its
+    compile ran: `reach` says where it stopped short of the target's code generator ("up to nvcc (not run)")."""
 
     line: ShapeLine
     target: str
@@ -32,6 +34,7 @@ class Cell:
     signature: Signature | None = None
     said: str = ""  # the failure in one line, why invalid, or why there is no verdict
     checked: str = ""  # for a line that compiles: what its results check said ('' when none could run)
+    reach: str = ""  # for a line that compiles: how far, when its compile stopped before the code generator
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -42,6 +45,7 @@ class Cell:
             "bug": self.bug,
             **({"said": self.said} if self.said else {}),
             **({"checked": self.checked} if self.checked else {}),
+            **({"reach": self.reach} if self.reach else {}),
         }
 
 
@@ -63,20 +67,22 @@ def _compiled(line: ShapeLine, target: str, signature: Signature | None, reason:
     if signature.failed:
         verdict = WRONG if signature.kind is Kind.MISMATCH else FAILS
         return Cell(line, target, verdict, signature.bug_id(target), signature, signature.one_line())
-    return Cell(line, target, COMPILES, signature=signature)
+    reach = TARGETS[target].stopped_reach if signature.kind is Kind.CODEGEN else ""
+    return Cell(line, target, COMPILES, signature=signature, reach=reach)
 
 
 def _checked(compiled: Cell, signature: Signature | None, reason: str) -> Cell:
     """The cell of a line that compiles, after its results check."""
     if signature is None:
-        return Cell(compiled.line, compiled.target, COMPILES, checked=f"not checked: {reason}")
+        return replace(compiled, checked=f"not checked: {reason}")
     if signature.kind is Kind.NONE:
-        return Cell(compiled.line, compiled.target, COMPILES, checked=f"right: {signature.raw}".rstrip(": "))
+        return replace(compiled, checked=f"right: {signature.raw}".rstrip(": "))
     if signature.kind is Kind.HARNESS:
-        said = f"not checked: the check failed, not AKG: {signature.message}: {signature.raw}"
-        return Cell(compiled.line, compiled.target, COMPILES, checked=said)
+        return replace(
+            compiled, checked=f"not checked: the check failed, not AKG: {signature.message}: {signature.raw}"
+        )
     if not signature.kind.is_verdict:
-        return Cell(compiled.line, compiled.target, COMPILES, checked=f"not checked: {signature.raw}")
+        return replace(compiled, checked=f"not checked: {signature.raw}")
     return _compiled(compiled.line, compiled.target, signature, "")
 
 
@@ -127,7 +133,7 @@ def _on_target(
             compiled[i] = _checked(compiled[i], sig, reason)
         for i, (c, cell) in enumerate(zip(cases, compiled, strict=True)):
             if check and cell.verdict == COMPILES and not cell.checked:
-                compiled[i] = Cell(cell.line, target, COMPILES, checked=f"not checked: {results_unchecked(c)}")
+                compiled[i] = replace(cell, checked=f"not checked: {results_unchecked(c)}")
         cells += compiled
         on_done(len(chunk))
     return cells

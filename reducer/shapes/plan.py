@@ -80,8 +80,9 @@ def targets_for(case: Case, named: tuple[str, ...]) -> list[str]:
 
 
 def pass_rates(cells: list[Cell], targets: list[str]) -> dict[str, dict[str, Any]]:
-    """Per target: calls, how many compile (and of those, computed right where checked), fail, compute wrong,
-    are invalid, have no verdict; and how many calls each bug takes."""
+    """Per target: calls, how many compile (and of those, computed right where checked; `reach`: how far, when
+    they stopped before the target's code generator), fail, compute wrong, are invalid, have no verdict; and how
+    many calls each bug takes."""
     rates = {}
     for target in targets:
         mine = [c for c in cells if c.target == target]
@@ -92,6 +93,7 @@ def pass_rates(cells: list[Cell], targets: list[str]) -> dict[str, dict[str, Any
             **{verdict: counts[verdict] for verdict in (COMPILES, FAILS, WRONG, "invalid", NO_VERDICT)},
             "pass_rate": round(counts[COMPILES] / decided, 4) if decided else None,
             "checked_right": sum(c.checked.startswith("right") for c in mine),
+            "reach": next((c.reach for c in mine if c.reach), ""),
             "bugs": dict(Counter(c.bug for c in mine if c.bug)),
         }
     return rates

@@ -14,9 +14,17 @@ def verdict_words(entry: dict[str, Any]) -> str:
     verdict = entry["verdict"]
     if entry.get("bug"):
         return f"{verdict}: {entry['bug']}"
+    if verdict == "compiles" and entry.get("reach"):
+        return f"compiles {entry['reach']}"
     if verdict == "compiles" and entry.get("checked", "").startswith("right"):
         return "compiles, right"
     return verdict
+
+
+def compile_words(rate: dict[str, Any]) -> str:
+    """How a target's calls that compile were compiled: 'compile', or 'compile up to nvcc (not run)' when their
+    compiles stopped before the code generator (never counted as compiling on the GPU or the NPU)."""
+    return f"compile {rate['reach']}" if rate.get("reach") else "compile"
 
 
 def check_words(check: dict[str, Any]) -> str:

@@ -1,0 +1,40 @@
+"""The grid's verdict on a target whose compiles stop before its code generator (given by a stand-in compiler,
+no AKG): a call whose cuda compile stopped where nvcc would start compiles "up to nvcc (not run)", in its cell,
+its target's pass-rate line and plan.md, never as compiling on the GPU."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import CORPUS
+
+from reducer.compile.sandbox import Outcome
+from reducer.core.case import Case, Expectation
+from reducer.inputs.crash_yaml import load_case
+from reducer.inputs.shape_list import ShapeLine
+from reducer.search.oracle import Oracle
+from reducer.shapes.grid import COMPILES, grid
+from reducer.shapes.plan import pass_rates
+from reducer.shapes.report import compile_words, verdict_words
+from reducer.toolchain.nvcc import STOPPED
+
+pytestmark = pytest.mark.timeout(60)
+CASE = load_case(CORPUS / "nearest_distance_odd_points" / "crash.yaml")
+
+
+def _stops_at_nvcc(case: Case, outputs: object, **_: object) -> Outcome:
+    """cpu compiles to its end; cuda stops where nvcc would start, as the nvcc shim makes it."""
+    if case.target == "cuda":
+        return Outcome(1, None, False, False, 0.0, f"RuntimeError: Compilation error:\n{STOPPED}")
+    return Outcome(0, None, False, False, 0.0, "")
+
+
+def test_a_call_whose_compile_stopped_before_nvcc_compiles_up_to_nvcc_not_on_the_gpu() -> None:
+    lines = [ShapeLine(f"list:{n}", f"N={n}", ((2, n, 3), (2, n, 3))) for n in (4, 5)]
+    with Oracle(Expectation("error"), 1, _stops_at_nvcc) as oracle:
+        cells, _ = grid(CASE, lines, ["cpu", "cuda"], oracle, check=False)
+    assert {c.verdict for c in cells} == {COMPILES}
+    words = {c.target: verdict_words(c.to_dict()) for c in cells}
+    assert words == {"cpu": "compiles", "cuda": "compiles up to nvcc (not run)"}
+    rates = pass_rates(cells, ["cpu", "cuda"])
+    assert compile_words(rates["cpu"]) == "compile"
+    assert compile_words(rates["cuda"]) == "compile up to nvcc (not run)"
