@@ -15,7 +15,9 @@ FAKE_COMPILER_SLEEP in the environment makes every compile take that many second
 FAKE_COMPILER_FLAKY=p a fraction p of the compiles pass whatever the kernel, deterministically: the n-th
 compile run from this script's folder passes when frac(n * golden ratio) < p, so for p = 0.5 no three
 compiles in a row agree (a seeded sequence, not `random`: a test of flakiness must not be flaky); with
-FAKE_COMPILER_HANG_WITHOUT=name a compile whose attrs lack `name` hangs.
+FAKE_COMPILER_HANG_WITHOUT=name a compile whose attrs lack `name` hangs; FAKE_COMPILER_STOPS=text: every compile
+fails as AKG's GPU pipeline does when the nvcc shim stops it, saying `text` (the shim's STOPPED) where nvcc would
+run.
 """
 
 import ast
@@ -54,6 +56,9 @@ def _hang_in_pass() -> None:
 
 def main() -> int:
     time.sleep(float(os.environ.get("FAKE_COMPILER_SLEEP", "0")))
+    if stops := os.environ.get("FAKE_COMPILER_STOPS"):
+        print(f'  File "nvcc.py", line 90, in compile_cuda\nRuntimeError: Compilation error:\n{stops}')
+        return 1
     flaky = float(os.environ.get("FAKE_COMPILER_FLAKY", "0"))
     if flaky and (_compile_number() * 0.6180339887) % 1 < flaky:
         return 0  # a flaky compiler: this time the bug does not show

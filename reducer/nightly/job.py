@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from reducer.compile.akg import compile_case, compiler_identity
-from reducer.compile.identity import SIGNATURE_FORMAT, matches, stored_expectation
+from reducer.compile.identity import SIGNATURE_FORMAT, Kind, incomplete, matches, stored_expectation
 from reducer.compile.sandbox import dying_with_this_process, temp_dir
 from reducer.compile.signature import signature_of
 from reducer.core.case import Case
@@ -40,6 +40,9 @@ from reducer.toolchain.launch import find_toolchain
 
 NEW, REPRODUCES, FIXED, FLAKY = "new", "reproduces", "fixed", "flaky"
 CHANGED, BROKEN, PASSES, ERROR = "no-longer-same-bug", "broken input", "passes", "error"
+# Tonight's compile stopped before the stage that decides the stored bug (a worker without nvcc rechecking an
+# invalid-cuda bug): neither fixed nor failing, rechecked the next night like an error.
+INCOMPLETE = "incomplete"
 FAILING = {NEW, REPRODUCES, FLAKY, CHANGED}  # statuses whose case fails tonight
 REDUCE, RECHECK = "reduce", "recheck"
 
@@ -77,6 +80,12 @@ def run_case(spec: dict[str, Any]) -> dict[str, Any]:
         result["compiles"] = 1
         if not sig.kind.is_verdict:  # the machine or the check cannot tell: neither fixed nor failing
             return {**result, "status": ERROR, "error": f"{sig.message} ({sig.raw})", "signature": spec.get("previous")}
+        if expected and incomplete(sig, expected.kind):
+            return {
+                **result,
+                **_incomplete(f"{sig.message} ({sig.raw})", expected.kind),
+                "signature": spec.get("previous"),
+            }
         if not sig.failed:
             return {**result, "status": FIXED if was_failing else PASSES, "signature": spec.get("previous")}
         if expected and was_failing and not matches(sig, expected):
@@ -90,7 +99,12 @@ def run_case(spec: dict[str, Any]) -> dict[str, Any]:
     try:
         reduced = _reduce(case, path, Path(spec["out"]), settings, spent)
         result.update(reduced, signature=_stored(reduced["signature"], case), status=status)
-    except (CompilesFine, NeedsCodegen) as exc:
+    except NeedsCodegen as exc:  # every compile of the original stopped at the code generator
+        if expected is not None and Kind(expected.kind).needs_codegen:
+            result.update(_incomplete(str(exc), expected.kind), signature=spec.get("previous"))
+        else:
+            result.update(status=FIXED if was_failing else PASSES, error=str(exc), signature=spec.get("previous"))
+    except CompilesFine as exc:
         result.update(status=FIXED if was_failing else PASSES, error=str(exc), signature=spec.get("previous"))
     except FailsDifferently as exc:
         result.update(status=CHANGED, error=str(exc))
@@ -104,6 +118,11 @@ def run_case(spec: dict[str, Any]) -> dict[str, Any]:
         result.update(status=ERROR, error=str(exc))
     result["compiles"] += sum(c.compiles for c in spent)
     return result
+
+
+def _incomplete(said: str, kind: str) -> dict[str, str]:
+    """The result of a compile that stopped before the stage deciding a bug of `kind`."""
+    return {"status": INCOMPLETE, "error": f"incomplete: the compile stopped before what decides a {kind} bug: {said}"}
 
 
 def _stored(signature: dict[str, Any], case: Case) -> dict[str, Any]:

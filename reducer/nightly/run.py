@@ -19,7 +19,7 @@ from reducer.compile.identity import stored_bug_id
 from reducer.core.errors import InputError
 from reducer.nightly.discover import CorpusCase, discover
 from reducer.nightly.executors import Executor, make_executor
-from reducer.nightly.job import BROKEN, CHANGED, ERROR, NEW, RECHECK, REDUCE, REPRODUCES
+from reducer.nightly.job import BROKEN, CHANGED, ERROR, INCOMPLETE, NEW, RECHECK, REDUCE, REPRODUCES
 from reducer.nightly.report import write_reports
 from reducer.nightly.state import CaseRecord, CorpusState
 
@@ -72,7 +72,7 @@ def locked(out: Path) -> Iterator[None]:
 
 
 def _action(case: CorpusCase, previous: CaseRecord | None, identity: str) -> str:
-    if previous is None or previous.content_hash != case.content_hash or previous.status == ERROR:
+    if previous is None or previous.content_hash != case.content_hash or previous.status in (ERROR, INCOMPLETE):
         return REDUCE
     return "skip" if previous.identity == identity else RECHECK
 
