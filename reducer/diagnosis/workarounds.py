@@ -2,7 +2,8 @@
 minimal case (one compile each), and those that make it compile (or fail another way) tried again on the
 ORIGINAL case; only those that make the original compile are reported, and where what the original computes
 can be checked here, only those under which it computes right: a way around a crash into a wrong result is
-no way out. Time-boxed."""
+no way out. A compile that stopped before the stage that decides the bug (nvcc, for an invalid-cuda bug on a
+machine without it) verifies nothing: the oracle calls it incomplete, never PASSES. Time-boxed."""
 
 from __future__ import annotations
 
