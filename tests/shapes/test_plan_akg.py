@@ -54,12 +54,14 @@ def _fails_on_cpu(line: str) -> bool:
 
 
 def test_each_call_gets_the_verdict_of_its_own_compile(nearest) -> None:
-    plan, _, _ = nearest
+    plan, said, _ = nearest
     cpu = [s for s in plan["shapes"] if s["target"] == "cpu"]
     cuda = [s for s in plan["shapes"] if s["target"] == "cuda"]
     assert len(cpu) == len(cuda) == 51
     assert [s["verdict"] for s in cpu] == ["fails" if _fails_on_cpu(s["line"]) else "compiles" for s in cpu]
     assert {s["verdict"] for s in cuda} == {"compiles"}  # AKG's GPU pipeline to nvcc
+    assert {s.get("reach") for s in cuda} == {"up to nvcc (not run)"} and not any("reach" in s for s in cpu)
+    assert "cuda: 51 of 51 calls compile up to nvcc (not run) (100 %)" in said
     [bug] = {s["bug"] for s in cpu if s["bug"]}
     assert all(s["checked"].startswith("right") for s in cpu if s["verdict"] == "compiles")
     assert all(s["checked"].startswith("not checked") for s in cuda)
