@@ -201,8 +201,10 @@ def related_log(log: str, signature: Signature) -> str:
         return "\n".join([_stack_heading(signature), *(f"  {frame}" for frame in signature.frames)])
     if signature.kind is Kind.MISMATCH:
         return "\n".join(_output_lines(lines))
-    said = signature.raw.strip()
-    own = [i for i, ln in enumerate(lines) if said and said in ln]
+    # By the masked message: the log is the minimal case's compile, the signature may be the original's, and an
+    # address or a number in the message differs between the two.
+    said = re.compile(signature.message_pattern) if signature.message else None
+    own = [i for i, ln in enumerate(lines) if said and said.search(ln)]
     if not own:
         if signature.kind is Kind.SIGNAL:  # no backtrace: what it died of is all there is
             return signature.raw or signature.message

@@ -16,7 +16,7 @@ import pytest
 from reducer import __version__
 from reducer.bundle.write import CHECKOUT, BundleInput, Origin, Redactor, RunWorkaround, issue_title, write_bundle
 from reducer.compile.akg import check_program, os_distribution
-from reducer.compile.identity import Kind, Signature
+from reducer.compile.identity import Kind, Signature, mask
 from reducer.compile.signature import HANG_MESSAGE
 from reducer.core.case import Case, TensorSpec
 from reducer.core.files import user_cache_dir
@@ -185,7 +185,7 @@ def test_a_crash_by_a_signal_is_titled_by_its_place_and_shows_the_gdb_frames(tmp
 
 
 def test_a_failed_check_shows_its_line_and_the_stack_akg_printed(tmp_path: Path) -> None:
-    check = Signature(Kind.ERROR, "Check failed: N", "tiling_utils.cc:193", ("akg::ir::poly::X",), "tiling", CHECK)
+    check = Signature(Kind.ERROR, mask(CHECK), "tiling_utils.cc:193", ("akg::ir::poly::X",), "tiling", CHECK)
     stage = FailingStage("poly auto-tiling", "SpaceAnalyzer::MarkGemmAxes", "", "", "src/poly/tiling_utils.cc:193")
     issue, _ = _write(_input(_hybrid(), check, CHECK_LOG, stage=stage), tmp_path / "out")
     _assert_for_a_maintainer(issue, tmp_path / "out")
@@ -196,6 +196,18 @@ def test_a_failed_check_shows_its_line_and_the_stack_akg_printed(tmp_path: Path)
     assert "ExtractLoopIndicesFromMatrices(...)+0x197d" in log and "basic_string" not in log  # cut to its name
     assert "Traceback" not in log and SITE not in issue
     assert "Failing stage: **poly auto-tiling**, in `SpaceAnalyzer::MarkGemmAxes`" in issue
+
+
+def test_a_check_whose_numbers_changed_in_the_reduction_is_still_found_in_the_minimal_log(tmp_path: Path) -> None:
+    """The signature is the original's, the log the minimal case's: their addresses and sizes differ."""
+    original = "Check failed: index_remap[i].count(v): unmapped index 0. name=placeholder(x_local, 0x56129e59d960)"
+    minimal = original.replace("0x56129e59d960", "0x5581aa02c1f0")
+    log = f"[ERROR] AKG:2026-12-07 [realize_compress.cc:389] [pass] {minimal}\nStack trace:\n  [bt] (0) {LIBAKG}(f)\n"
+    log += f"Traceback (most recent call last):\nTVMError: {minimal}\nValueError: Compile error\n"
+    check = Signature(Kind.ERROR, mask(original), "realize_compress.cc:389", ("akg::ir::X",), "pass", original)
+    issue, _ = _write(_input(_hybrid(), check, log), tmp_path / "out")
+    related = _section(issue, "Related log / screenshot")
+    assert f"[realize_compress.cc:389] [pass] {minimal}\nStack trace:" in related and "ValueError" not in related
 
 
 def test_a_python_error_shows_its_whole_traceback(tmp_path: Path) -> None:
@@ -257,7 +269,7 @@ def test_a_captured_run_quotes_its_last_error_without_the_kernel_json_or_local_p
 
 
 def test_a_usage_error_says_so_as_a_fact_and_leaves_the_advice_to_the_readme(tmp_path: Path) -> None:
-    check = Signature(Kind.ERROR, "Check failed: N", "tiling_utils.cc:193", ("akg::ir::poly::X",), "tiling", CHECK)
+    check = Signature(Kind.ERROR, mask(CHECK), "tiling_utils.cc:193", ("akg::ir::poly::X",), "tiling", CHECK)
     usage = Triage("usage-error", "AKG rejects the attr `dim`", ("without the attr it compiles",), "give `dim` a value")
     issue, readme = _write(_input(_hybrid(), check, CHECK_LOG, triage=usage), tmp_path / "out")
     assert issue.startswith("# [AKG][CPU] Check failed")
