@@ -23,6 +23,7 @@ from rich.console import Console
 from rich.progress import Progress, TextColumn
 
 import reducer
+from reducer.capture.interpreter import given
 from reducer.capture.pipeline import NOT_CHECKED, RIGHT, CaptureOptions
 from reducer.capture.sources import Limits, NothingFailed, ResultsCheck, capture, from_log
 from reducer.compile.cache import default_cache_path
@@ -145,6 +146,15 @@ Cache = Annotated[
 ]
 NoDiagnosis = Annotated[bool, typer.Option("--no-diagnosis", help="bundles without the diagnosis")]
 NoReduce = Annotated[bool, typer.Option("--no-reduce", help="write and check each failing case, do not reduce it")]
+RunPython = Annotated[
+    Path | None,
+    typer.Option(
+        "--python",
+        metavar="PATH",
+        help="the Python that ran the model: its MindSpore rebuilds the kernels (capture: found from the run; "
+        "from-log: akg-reduce's own)",
+    ),
+]
 AsJson = Annotated[bool, typer.Option("--json", help=JSON_HELP)]
 Scheduler = Annotated[
     str | None,
@@ -346,6 +356,7 @@ def capture_command(
     no_diagnosis: NoDiagnosis = False,
     check_results: Annotated[bool, typer.Option("--check-results", help=CHECK_RESULTS_HELP)] = False,
     check_always: Annotated[bool, typer.Option("--check-always", help=CHECK_ALWAYS_HELP)] = False,
+    python: RunPython = None,
     quiet: Quiet = False,
 ) -> None:
     """Run your failing MindSpore command and reduce every AKG failure in it. COMMAND runs here, in this folder;
@@ -355,7 +366,9 @@ def capture_command(
     options = _capture_options(jobs, _cache(no_cache, cache), no_diagnosis, no_reduce)
     results = ResultsCheck.ALWAYS if check_always else ResultsCheck.FAILED if check_results else ResultsCheck.OFF
     with _command(quiet, f"processes stopped, what was found so far is in {output}"):
-        report = capture(command, Path.cwd(), dict(os.environ), output, Limits(run_timeout, memory), options, results)
+        run_python = given(python) if python else None
+        limits = Limits(run_timeout, memory)
+        report = capture(command, Path.cwd(), dict(os.environ), output, limits, options, results, run_python)
     _report(report, output)
 
 
@@ -368,13 +381,15 @@ def from_log_command(
     cache: Cache = CACHE_FILE,
     no_cache: NoCache = False,
     no_diagnosis: NoDiagnosis = False,
+    python: RunPython = None,
     quiet: Quiet = False,
 ) -> None:
     """Reduce every AKG failure in the log of a failing run. Every failing AKG compile is read out of LOG, and
-    each distinct failure reduced into OUT/<kernel>/."""
+    each distinct failure reduced into OUT/<kernel>/, rebuilt with the MindSpore of --python (default:
+    akg-reduce's own)."""
     options = _capture_options(jobs, _cache(no_cache, cache), no_diagnosis, no_reduce)
     with _command(quiet, f"what was found so far is in {output}, rerun to resume"):
-        report = from_log(log, output, options)
+        report = from_log(log, output, options, given(python) if python else None)
     _report(report, output)
 
 

@@ -140,9 +140,15 @@ def _distinct_names(found: list[FoundKernel]) -> list[FoundKernel]:
 
 
 def write_case(
-    kernel: FoundKernel, env: dict[str, str], folder: Path, header: str, expect: Expectation | None = None
+    kernel: FoundKernel,
+    env: dict[str, str],
+    folder: Path,
+    header: str,
+    expect: Expectation | None = None,
+    python: str | None = None,
 ) -> Path:
-    """crash.yaml for `kernel` in `folder`, its `.info` beside it; returns the crash.yaml's path."""
+    """crash.yaml for `kernel` in `folder`, compiled by `python` (None: akg-reduce's own), its `.info` beside
+    it; returns the crash.yaml's path."""
     info_name = f"{kernel.name}.info"
     write_atomic(folder / info_name, kernel.info_text)
     data: dict[str, Any] = {
@@ -151,6 +157,7 @@ def write_case(
         "attrs": compile_attrs(kernel.attrs),
         "env": env,
         "target": str(kernel.info.get("process", DEFAULT.name)),
+        **({"python": python} if python else {}),
     }
     if expect is not None:
         data["expect"] = expect.to_dict()

@@ -42,6 +42,7 @@ class RunFacts:
     run: str  # "`python train.py` (exit status 1)", "the log run.log"
     details: dict[str, Any]  # command, cwd, exit status, ... or the log's path
     final_error: str
+    python: str | None = None  # each crash.yaml's `python:`: the run's interpreter (interpreter.py)
 
 
 EventsFor = Callable[[Case], contextlib.AbstractContextManager[Events]]
@@ -101,7 +102,7 @@ def _check_result(
     """A kernel the run built, written as a wrong-result case and checked once: the checked case, or the
     report list it goes to (RIGHT, NOT_CHECKED when the check cannot run it, NOT_REPRODUCED) and why."""
     folder = out / CASES_DIR / kernel.name
-    crash = write_case(kernel, env, folder, _header(kernel, facts), WRONG_RESULT)
+    crash = write_case(kernel, env, folder, _header(kernel, facts), WRONG_RESULT, facts.python)
     entry: dict[str, Any] = {"name": kernel.name, "found_in": kernel.where, "crash_yaml": str(crash)}
     try:
         case = load_input(crash)
@@ -123,7 +124,7 @@ def _check(
     """The kernel written as a crash.yaml and compiled once on its own: the checked case, or the report
     list it goes to (NOT_REPRODUCED, or NOT_FAILING for a kernel the run never built) and why."""
     folder = out / CASES_DIR / kernel.name
-    crash = write_case(kernel, env, folder, _header(kernel, facts))
+    crash = write_case(kernel, env, folder, _header(kernel, facts), python=facts.python)
     entry: dict[str, Any] = {"name": kernel.name, "found_in": kernel.where, "crash_yaml": str(crash)}
     try:
         case = load_input(crash)
@@ -141,7 +142,7 @@ def _check(
         shown = "; ".join(findings.akg_errors[:2]) or facts.final_error or "no AKG error"
         why = f"on its own it fails with [{sig.one_line()}], which the run did not show ({shown})"
         return NOT_REPRODUCED, {**entry, "why": why}
-    crash = write_case(kernel, env, folder, _header(kernel, facts), sig.expectation())
+    crash = write_case(kernel, env, folder, _header(kernel, facts), sig.expectation(), facts.python)
     return _Checked(kernel, crash, load_input(crash), sig)
 
 

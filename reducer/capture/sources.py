@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from reducer.capture.found import FoundKernel, built, compile_env, flag_attrs, gather, shown_path
+from reducer.capture.interpreter import OURS, RunPython, TreeWatch, of_run, ours
 from reducer.capture.pipeline import NOT_CHECKED, NOT_REPRODUCED, RIGHT, CaptureOptions, RunFacts, process
 from reducer.capture.run_workarounds import rerun_of
 from reducer.compile.sandbox import Outcome
@@ -68,8 +69,10 @@ def capture(
     limits: Limits,
     options: CaptureOptions,
     results: ResultsCheck = ResultsCheck.OFF,
+    python: RunPython | None = None,
 ) -> dict[str, Any]:
-    """Run `command` in `cwd`, keep its output in OUT/run.log, and process every AKG compile that failed;
+    """Run `command` in `cwd`, keep its output in OUT/run.log, and process every AKG compile that failed,
+    rebuilt with `python` (None: the run's own, interpreter.py);
     when none failed and `results` says so, check what every kernel the run built computes (MindSpore's
     compile cache then goes to OUT/run-kernels, fresh, so that the run builds every kernel it uses).
     NothingFailed when nothing did; the findings of a run killed at its limits are kept."""
@@ -86,7 +89,8 @@ def capture(
         unbuilt = [k.path for k in written_kernels(meta_dirs(cwd, env, []), started) if not k.compiled]
         return shown_path(unbuilt[0], cwd) if unbuilt else ""
 
-    outcome = run_command(command, cwd, env, limits.timeout, limits.memory_mb, log_path, unfinished=unfinished)
+    with TreeWatch() as watch:
+        outcome = run_command(command, cwd, env, limits.timeout, limits.memory_mb, log_path, unfinished=unfinished)
     ended, status = _how_it_ended(outcome, limits)
     if outcome.stalled:
         options.say(f"ended the command early: {outcome.stalled}")
@@ -96,10 +100,14 @@ def capture(
     written = written_kernels(meta_dirs(cwd, env, cache_paths), started)
     kernels = gather(findings, written, RUN_LOG, cwd)
     options.say(f"the command {ended} after {outcome.seconds:.1f} s; {_found(kernels, findings)}")
+    run_python, said = of_run(python, watch.found, command, env, cwd)
+    options.say(said)
+    details = {"command": command, "cwd": str(cwd), **status, "seconds": round(outcome.seconds, 1)}
     facts = RunFacts(
         f"`{shown}` in {cwd} ({ended})",
-        {"command": command, "cwd": str(cwd), **status, "seconds": round(outcome.seconds, 1), "log": str(log_path)},
+        details | {"log": str(log_path), "python": run_python.to_dict()},
         findings.final_error,
+        run_python.field,
     )
     if kernels or findings.cut:
         return process(kernels, findings, text, compile_env(env), facts, out, options)
@@ -167,10 +175,15 @@ def findings_of_log(path: Path) -> tuple[str, LogFindings]:
     return text, findings
 
 
-def from_log(path: Path, out: Path, options: CaptureOptions) -> dict[str, Any]:
-    """Process every AKG compile a saved log reports as failed (the log gives no environment: none is kept)."""
+def from_log(path: Path, out: Path, options: CaptureOptions, python: RunPython | None = None) -> dict[str, Any]:
+    """Process every AKG compile a saved log reports as failed, rebuilt with `python` (None: akg-reduce's own;
+    a log does not say which ran the model). The log gives no environment: none is kept."""
     text, findings = findings_of_log(path)
     kernels = gather(findings, [], path.name, None)
     options.say(f"{path}: {_found(kernels, findings)}")
-    facts = RunFacts(f"the log {path.name}", {"log": str(path)}, findings.final_error)
+    run_python = python or ours()
+    other = " (a log does not say which Python ran the model; --python names it)" if run_python.how == OURS else ""
+    options.say(f"rebuilding its kernels with {run_python.said()}{other}")
+    details = {"log": str(path), "python": run_python.to_dict()}
+    facts = RunFacts(f"the log {path.name}", details, findings.final_error, run_python.field)
     return process(kernels, findings, text, {}, facts, out, options)
