@@ -13,7 +13,7 @@ import signal as signals
 
 from reducer.compile.crash_stack import AKG_LIBRARY, KEEP_FRAMES, bare, is_generic
 from reducer.compile.hang_stack import hang_place
-from reducer.compile.identity import NO_FAILURE, Kind, Signature, mask
+from reducer.compile.identity import NO_FAILURE, WRITES_OUTSIDE, Kind, Signature, mask
 from reducer.compile.sandbox import Outcome
 from reducer.core.targets import TARGETS
 from reducer.in_mindspore.mismatch_run import DETAIL as MISMATCH_DETAIL
@@ -21,10 +21,11 @@ from reducer.in_mindspore.mismatch_run import VERDICT as MISMATCH_VERDICT
 from reducer.in_mindspore.wire import AKG, REFERENCE, RUNS_IN, Record
 from reducer.toolchain.nvcc import STOPPED
 
-# The check's kinds of wrong (mismatch_run.wrong_kind), as a wrong result's message says them.
+# The check's kinds of wrong (mismatch_run.wrong_kind), as a wrong result's message says them; the identity keeps
+# only whether it writes outside its outputs (identity.WRITES_OUTSIDE), the rest being one kernel at other sizes.
 WRONG_KINDS = {
     "nan": "NaN where the reference has a number",
-    "outside": "writes outside its outputs",
+    "outside": WRITES_OUTSIDE,
     "precision": "imprecise values (each off by at most 1 %)",
     "values": "wrong values",
 }
@@ -124,8 +125,8 @@ def hang_signature(stack: tuple[str, ...], seconds: float, read_by: str = "") ->
 
 
 def _wrong_result(lines: list[str], verdict: str) -> Signature:
-    """The check's verdict of a wrong result: the kind of wrong as its message, the kernel's ops and dtypes
-    as its place (from the check's detail line)."""
+    """The check's verdict of a wrong result: the kind of wrong as its message, each op's role and dtypes
+    (kinds' `ops`, echoed by the check's detail line) as its place."""
     detail = next((ln.split(" ", 1)[1] for ln in lines if ln.startswith(MISMATCH_DETAIL + " ")), "{}")
     try:
         facts = json.loads(detail)

@@ -83,12 +83,6 @@ def op_names(graph: Graph) -> list[str]:
     return [op["name"] for op in graph["op_desc"]]
 
 
-def typed_ops(graph: Graph) -> list[str]:
-    """Each kind of op with the dtypes of its outputs (`Transpose:float16`), sorted, once each."""
-    typed = {(op["name"], ",".join(o["data_type"] for o in op.get("output_desc", []))) for op in graph["op_desc"]}
-    return [f"{name}:{dtypes}" for name, dtypes in sorted(typed)]
-
-
 def _attr(op: dict[str, Any], name: str) -> dict[str, Any] | None:
     return next((a for a in op.get("attr") or [] if a.get("name") == name), None)
 

@@ -109,24 +109,6 @@ def parse_function(source: str) -> ast.FunctionDef:
     return tree.body[0]
 
 
-def source_ops(source: str) -> list[str]:
-    """The operators (Add, Lt, USub) and the names of the functions (exp, tvm.sum) a kernel's source uses,
-    sorted, once each; [] for a source that does not parse."""
-    try:
-        tree = pyparse.parse(source)
-    except SyntaxError:
-        return []
-    found: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.BinOp | ast.UnaryOp | ast.AugAssign | ast.BoolOp):
-            found.add(type(node.op).__name__)
-        elif isinstance(node, ast.Compare):
-            found.update(type(op).__name__ for op in node.ops)
-        elif isinstance(node, ast.Call):
-            found.add(ast.unparse(node.func))
-    return sorted(found)
-
-
 # Calls whose value is computed from their arguments: an expression pass may replace one by an argument.
 ELEMENTWISE_CALLS = UNARY_BASIC | UNARY_GENERAL | BINARY_BASIC | BINARY_GENERAL | {"max", "min"}
 

@@ -16,10 +16,11 @@ from reducer.core.words import counted
 from reducer.in_mindspore import graph_numpy
 from reducer.kernels import graph as graphs
 from reducer.kernels.graph_domains import input_domains
-from reducer.kernels.hybrid import infer_outputs, loop_nest_extents, parse_function, source_ops
+from reducer.kernels.hybrid import infer_outputs, loop_nest_extents, parse_function
 from reducer.kernels.hybrid import padding_effect as hybrid_padding
 from reducer.kernels.info import custom_info
 from reducer.kernels.padding import Dim, PaddingEffect
+from reducer.kernels.roles import graph_roles, source_roles
 from reducer.kernels.size import Size, function_size, graph_size
 from reducer.kernels.telang import AKG_FUNC_TYPE, HYBRID_FUNC, IR_BUILDER, TVM_COMPUTE, akg_func_type, evaluate
 from reducer.kernels.telang import padding_effect as telang_padding
@@ -231,9 +232,9 @@ class _CustomFunction:
         return {"kernel": self.name, "source": case.source, "function": case.function, "device": device}
 
     def ops(self, case: Case) -> str:
-        """The operators and the functions the source calls, then the inputs' dtypes."""
+        """Each store's role and operators (roles.py), then the inputs' dtypes."""
         dtypes = ",".join(sorted({t.dtype for t in case.inputs}))
-        return f"{' '.join(source_ops(case.source))} / {dtypes}"
+        return f"{'; '.join(source_roles(case.source))} / {dtypes}"
 
 
 class HybridKernel(_CustomFunction):
@@ -509,8 +510,9 @@ class GraphKernel:
         return self.on_target(case, target).with_(mismatch=Mismatch())
 
     def ops(self, case: Case) -> str:
-        """Each op with the dtypes of its outputs: `Cast:float32 Transpose:float16`."""
-        return " ".join(graphs.typed_ops(self.graph(case)))
+        """Each op with the dtypes of its outputs, a reduction with its axes (roles.py):
+        `Cast:float32 ReduceSum(reduce 1/2):float32`."""
+        return " ".join(graph_roles(self.graph(case)))
 
     def loop_extents(self, case: Case) -> list[int]:
         return []

@@ -27,8 +27,9 @@ from reducer.compile.identity import (
 )
 from reducer.compile.sandbox import Outcome
 from reducer.compile.signature import hang_signature, signature_of
-from reducer.core.case import Expectation
+from reducer.core.case import Case, Expectation, TensorSpec
 from reducer.core.targets import AICORE
+from reducer.kernels.kinds import kind_of
 
 DATA = HERE / "data"
 
@@ -239,15 +240,15 @@ def wrong_result(kind: str, ops: str) -> Signature:
 
 def test_a_wrong_result_is_its_kind_of_wrong_and_its_ops() -> None:
     """Two kernels that compute wrong in different ops are two bugs, one kernel has one id wherever it is
-    checked; the reduction keeps the kind of wrong (its ops are what it removes)."""
+    checked; the reduction keeps the fix the kind of wrong needs (its ops are what it removes)."""
     transpose = wrong_result("nan", "Transpose:float16")
     assert transpose.kind is Kind.MISMATCH and transpose.message == "wrong result: NaN where the reference has a number"
     assert same(transpose, wrong_result("nan", "Transpose:float16"))
     assert not same(transpose, wrong_result("nan", "Round:float32"))
-    assert not same(transpose, wrong_result("values", "Transpose:float16"))
+    assert not same(transpose, wrong_result("outside", "Transpose:float16"))
     assert transpose.bug_id("cpu") != wrong_result("nan", "Cast:float32 Transpose:float16").bug_id("cpu")
     assert matches(wrong_result("nan", "Cast:float32 Neg:float16 Transpose:float16"), transpose.expectation())
-    assert not matches(wrong_result("precision", "Transpose:float16"), transpose.expectation())
+    assert not matches(wrong_result("outside", "Transpose:float16"), transpose.expectation())
     crash = signature_of(Outcome(None, 11, False, False, 1.0, "", stack=("akg::ir::A",), stack_by="gdb"), 60)
     assert crash.bug_id("cpu") != crash.bug_id("cuda") and crash.bug_id("cuda").endswith("@cuda")
     for sig, target in ((transpose, "cpu"), (crash, "cuda")):  # the night's id of what it stored: the same
@@ -388,3 +389,50 @@ def test_visitor_dispatch_is_machinery_not_the_place() -> None:
     dispatch = "#1 0x1 in air::ir::ExprFunctor<air::Expr (air::Expr const&)>::VisitExpr(air::Expr const&) () from "
     with_dispatch = _stack([lines[0], dispatch + crash_stack.AKG_LIBRARY, *lines[1:]])
     assert crash_stack.frames(with_dispatch) == crash_stack.frames(_stack(lines))
+
+
+HYBRID_ADD = """def add(x):
+    out = output_tensor(x.shape, x.dtype)
+    for i in range(x.shape[0]):
+        for j in range(x.shape[1]):
+            out[i, j] = x[i, j] + x[i, j]
+    return out
+"""
+HYBRID_SUM = """def row_sum(x):
+    out = output_tensor((x.shape[0],), x.dtype)
+    for i in range(x.shape[0]):
+        out[i] = 0.0
+        for j in range(x.shape[1]):
+            out[i] = out[i] + x[i, j]
+    return out
+"""
+
+
+def checked_ops(source: str, shape: tuple[int, ...]) -> str:
+    """The ops a wrong-result check of this Hybrid DSL kernel echoes: what the reducer puts in its spec."""
+    case = Case("k", source, source.split("(")[0].removeprefix("def "), (TensorSpec(shape, "float32"),))
+    return kind_of(case).ops(case)
+
+
+@pytest.mark.timeout(30)
+def test_an_elementwise_add_and_a_sum_that_compute_wrong_are_two_bugs() -> None:
+    """`x + x` and a sum over a row are both an Add: each op's role (elementwise, a reduction over which axis)
+    tells them apart, and the reduced axis is a position, not a size."""
+    add = wrong_result("values", checked_ops(HYBRID_ADD, (4, 8)))
+    row_sum = wrong_result("values", checked_ops(HYBRID_SUM, (4, 8)))
+    assert add.bug_id("cpu") != row_sum.bug_id("cpu")
+    assert row_sum.bug_id("cpu") == wrong_result("values", checked_ops(HYBRID_SUM, (64, 3))).bug_id("cpu")
+
+
+@pytest.mark.timeout(30)
+def test_one_kernel_wrong_at_two_sizes_is_one_bug_whatever_the_size_makes_of_its_error() -> None:
+    """At one size the worst error lands under the 1 % cut (precision), at another over it (values), at a third
+    an element is NaN: one kernel, one fix, one id; the finer kind stays in what the result says. Writing
+    outside its outputs is another fix."""
+    ops = checked_ops(HYBRID_SUM, (4, 8))
+    precise, values, nan = (wrong_result(kind, ops) for kind in ("precision", "values", "nan"))
+    assert precise.bug_id("cpu") == values.bug_id("cpu") == nan.bug_id("cpu")
+    assert matches(values, nan.expectation()) and matches(nan, precise.expectation())
+    assert "NaN where the reference has a number" in nan.one_line() and "1 %" in precise.one_line()
+    outside = wrong_result("outside", ops)
+    assert outside.bug_id("cpu") != values.bug_id("cpu") and not matches(outside, values.expectation())
