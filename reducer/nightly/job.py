@@ -44,6 +44,7 @@ CHANGED, BROKEN, PASSES, ERROR = "no-longer-same-bug", "broken input", "passes",
 # invalid-cuda bug): neither fixed nor failing, rechecked the next night like an error.
 INCOMPLETE = "incomplete"
 FAILING = {NEW, REPRODUCES, FLAKY, CHANGED}  # statuses whose case fails tonight
+UNDECIDED = (ERROR, INCOMPLETE)  # statuses that say nothing of the kernel: the next night compares with the one before
 REDUCE, RECHECK = "reduce", "recheck"
 
 

@@ -19,7 +19,7 @@ from reducer.compile.identity import stored_bug_id
 from reducer.core.errors import InputError
 from reducer.nightly.discover import CorpusCase, discover
 from reducer.nightly.executors import Executor, make_executor
-from reducer.nightly.job import BROKEN, CHANGED, ERROR, INCOMPLETE, NEW, RECHECK, REDUCE, REPRODUCES
+from reducer.nightly.job import BROKEN, CHANGED, NEW, RECHECK, REDUCE, REPRODUCES, UNDECIDED
 from reducer.nightly.report import write_reports
 from reducer.nightly.state import CaseRecord, CorpusState
 
@@ -72,7 +72,7 @@ def locked(out: Path) -> Iterator[None]:
 
 
 def _action(case: CorpusCase, previous: CaseRecord | None, identity: str) -> str:
-    if previous is None or previous.content_hash != case.content_hash or previous.status in (ERROR, INCOMPLETE):
+    if previous is None or previous.content_hash != case.content_hash or previous.status in UNDECIDED:
         return REDUCE
     return "skip" if previous.identity == identity else RECHECK
 
@@ -137,7 +137,7 @@ class Night:
             "out": str(self.out / "bundles" / case.slug),
             "action": action,
             "previous": previous.signature if previous else None,
-            "previous_status": previous.status if previous else None,
+            "previous_status": self.state.last_status(case.slug, UNDECIDED) if previous else None,
             "jobs": 1,
             "diagnose": self.options.diagnose,
             "cache": str(self.options.cache) if self.options.cache else None,

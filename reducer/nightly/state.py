@@ -83,6 +83,16 @@ class CorpusState:
         row = cursor.fetchone()
         return _record(row) if row else None
 
+    def last_status(self, slug: str, besides: tuple[str, ...]) -> str | None:
+        """The case's status of the latest night that gave one other than `besides` (statuses that decided
+        nothing of the kernel: a night that could not tell is not the one a later night is compared with)."""
+        marks = ", ".join("?" * len(besides))
+        row = self.db.execute(
+            f"SELECT status FROM history WHERE slug = ? AND status NOT IN ({marks}) ORDER BY run DESC LIMIT 1",
+            (slug, *besides),
+        ).fetchone()
+        return row[0] if row else None
+
     def save(self, record: CaseRecord, action: str) -> None:
         """The case's new record and this run's history row, in one transaction."""
         values = asdict(record)

@@ -10,7 +10,10 @@ import pytest
 from conftest import write_case
 
 from reducer.compile.identity import SIGNATURE_FORMAT
-from reducer.nightly.job import FIXED, INCOMPLETE, NEW, RECHECK, run_case
+from reducer.nightly.discover import CorpusCase
+from reducer.nightly.job import ERROR, FIXED, INCOMPLETE, NEW, RECHECK, REDUCE, REPRODUCES, run_case
+from reducer.nightly.run import Night, NightOptions
+from reducer.nightly.state import CorpusState
 from reducer.toolchain.nvcc import STOPPED
 
 pytestmark = pytest.mark.timeout(120)
@@ -34,3 +37,23 @@ def test_a_recheck_that_stopped_before_nvcc_fixes_only_what_akgs_passes_decide(
     assert result["status"] == status, result
     if status == INCOMPLETE:
         assert "incomplete" in str(result["error"]) and "nvcc" in str(result["error"])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("undecided", [ERROR, INCOMPLETE])
+def test_a_night_that_could_not_tell_is_not_what_the_next_night_compares_with(tmp_path: Path, undecided: str) -> None:
+    """A bug found, then a night that could not tell (a lost job, a worker without nvcc), then the bug again:
+    it reproduces; before, the third night compared with the undecided one and called the bug new (exit 4)."""
+    case = CorpusCase("case", write_case(tmp_path / "cases" / "case"), content_hash="same", toolchain=(None, None))
+    state = CorpusState(tmp_path / "state.sqlite")
+    try:
+        nights = [Night(tmp_path / "out", NightOptions(cache=None), state, lambda slug: None) for _ in range(3)]
+        found = run_case({**nights[0]._spec(case, REDUCE, None), "out": str(tmp_path / "first")})
+        assert found["status"] == NEW, found
+        nights[0].record(case, "compiler", found, "reduced")
+        nights[1].record(case, "compiler", {"status": undecided, "signature": found["signature"]}, "rechecked")
+        spec = nights[2]._spec(case, REDUCE, state.case("case"))
+    finally:
+        state.close()
+    assert spec["previous_status"] == NEW
+    assert run_case({**spec, "out": str(tmp_path / "third")})["status"] == REPRODUCES
