@@ -161,7 +161,8 @@ def _check_failed(record: Record, outcome: Outcome, timeout: float) -> Signature
     stopped (its limit, its memory cap, a signal) while no AKG code ran; an environment the check cannot run
     in. None when AKG's code raised or was running, or the check reached its verdict."""
     who = record.raised_by
-    if record.done or who == "akg" or (not who and RUNS_IN[record.stage] == AKG):
+    runs = RUNS_IN.get(record.stage, "harness")  # a stage this version does not know: a check of another's
+    if record.done or who == "akg" or (not who and runs == AKG):
         return None
     if who == "environment":
         return Signature(Kind.ENVIRONMENT, "the wrong-result check cannot run here", "", (), who, record.trace)
@@ -170,15 +171,15 @@ def _check_failed(record: Record, outcome: Outcome, timeout: float) -> Signature
         return Signature(Kind.HARNESS, f"{doer} raised", "", (), who, record.trace, record.read_by)
     if outcome.timed_out:
         raw = f"the check did not finish within {min(timeout, outcome.seconds):.3g} s, in {doer}"
-        return Signature(Kind.HARNESS, f"{doer} ran past its limit", "", (), RUNS_IN[record.stage], raw)
+        return Signature(Kind.HARNESS, f"{doer} ran past its limit", "", (), runs, raw)
     if outcome.out_of_memory or outcome.over_quota:
-        return Signature(Kind.HARNESS, f"{doer} exceeded the memory cap", "", (), RUNS_IN[record.stage])
+        return Signature(Kind.HARNESS, f"{doer} exceeded the memory cap", "", (), runs)
     if outcome.signal is not None:
         raw = f"the check died of {_signal_name(outcome.signal)} in {doer}"
-        return Signature(Kind.HARNESS, f"{doer} crashed", "", (), RUNS_IN[record.stage], raw)
+        return Signature(Kind.HARNESS, f"{doer} crashed", "", (), runs, raw)
     if outcome.returncode != 0:
         raw = f"the check ended with exit code {outcome.returncode} in {doer}"
-        return Signature(Kind.HARNESS, f"{doer} exited", "", (), RUNS_IN[record.stage], raw)
+        return Signature(Kind.HARNESS, f"{doer} exited", "", (), runs, raw)
     return None
 
 

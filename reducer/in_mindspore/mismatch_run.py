@@ -349,10 +349,13 @@ def against_name(spec):
 
 
 def raised_by(stage, exc):
-    """Whose code raised `exc` in `stage`: a missing module is the environment's wherever it is imported."""
+    """Whose code raised `exc` in `stage`: a missing module is the environment's wherever it is imported, and so
+    is a library that cannot be loaded while the check sets up (AKG's libakg.so and what it links)."""
     import wire
 
-    return "environment" if isinstance(exc, ImportError) else wire.RUNS_IN[stage]
+    if isinstance(exc, ImportError) or (stage == wire.SETUP and isinstance(exc, OSError)):
+        return "environment"
+    return wire.RUNS_IN.get(stage, "harness")
 
 
 def tolerances(spec):
