@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from reducer.compile.identity import Signature
+from reducer.compile.identity import Signature, why_unplaced
 from reducer.core.case import Case
 from reducer.core.errors import InvalidKernel
 from reducer.diagnosis.knobs import Knob, knobs
@@ -126,7 +126,8 @@ class OtherBugs:
         if not outcome.startswith(OTHER_FAILURE):
             return
         signature = self.oracle.verdict(case).signature  # known: no compile
-        if signature is not None and signature.key() not in self.found:
+        # A crash whose place was not read could be any other: kept, it would stand for all of them.
+        if signature is not None and not why_unplaced(signature) and signature.key() not in self.found:
             self.found[signature.key()] = OtherBug(signature, case, where)
 
 

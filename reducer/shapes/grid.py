@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from reducer.compile.identity import Kind, Signature
+from reducer.compile.identity import Kind, Signature, why_unplaced
 from reducer.core.case import Case, Mismatch
 from reducer.core.targets import TARGETS
 from reducer.inputs.shape_list import ShapeLine
@@ -66,6 +66,8 @@ def _compiled(line: ShapeLine, target: str, signature: Signature | None, reason:
         return Cell(line, target, NO_VERDICT, said=said)
     if signature.failed:
         verdict = WRONG if signature.kind is Kind.MISMATCH else FAILS
+        if unread := why_unplaced(signature):  # no id: it would pass for every other crash of its signal
+            return Cell(line, target, verdict, signature=signature, said=f"{signature.one_line()}; {unread}")
         return Cell(line, target, verdict, signature.bug_id(target), signature, signature.one_line())
     reach = TARGETS[target].stopped_reach if signature.kind is Kind.CODEGEN else ""
     return Cell(line, target, COMPILES, signature=signature, reach=reach)

@@ -7,13 +7,14 @@ from __future__ import annotations
 import pytest
 from conftest import CORPUS
 
+from reducer.compile.identity import Kind, Signature
 from reducer.compile.sandbox import Outcome
 from reducer.core.case import Case, Expectation
 from reducer.inputs.crash_yaml import load_case
 from reducer.inputs.shape_list import ShapeLine
 from reducer.search.oracle import Oracle
-from reducer.shapes.grid import COMPILES, grid
-from reducer.shapes.plan import pass_rates
+from reducer.shapes.grid import COMPILES, FAILS, _compiled, grid
+from reducer.shapes.plan import distinct_bugs, pass_rates
 from reducer.shapes.report import compile_words, verdict_words
 from reducer.toolchain.nvcc import STOPPED
 
@@ -38,3 +39,21 @@ def test_a_call_whose_compile_stopped_before_nvcc_compiles_up_to_nvcc_not_on_the
     rates = pass_rates(cells, ["cpu", "cuda"])
     assert compile_words(rates["cpu"]) == "compile"
     assert compile_words(rates["cuda"]) == "compile up to nvcc (not run)"
+
+
+def test_crashes_whose_place_was_not_read_are_never_one_bug() -> None:
+    """Two calls die of SIGSEGV and no frame of either was read: each fails, with no bug id (it would pass for
+    every crash of its signal), so the plan makes no bug and no bundle of them together."""
+    unread = Signature(Kind.SIGNAL, "SIGSEGV", "", (), raw="SIGSEGV")
+    placed = Signature(
+        Kind.SIGNAL, "SIGSEGV", "", ("akg::ir::X::Mutate_(air::ir::Call*)",), raw="SIGSEGV", read_by="gdb"
+    )
+    lines = [ShapeLine("calls.txt", f"[{n}]", ((n,),)) for n in (4, 8, 16)]
+    cells = [
+        _compiled(lines[0], "cpu", unread, ""),
+        _compiled(lines[1], "cpu", unread, ""),
+        _compiled(lines[2], "cpu", placed, ""),
+    ]
+    assert [c.verdict for c in cells] == [FAILS] * 3
+    assert cells[0].bug is None and cells[1].bug is None and "cannot be told" in cells[0].said
+    assert [b.calls for b in distinct_bugs(cells)] == [1]  # only the placed crash is a bug
