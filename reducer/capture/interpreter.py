@@ -68,8 +68,9 @@ def _run_python(path: str, how: str) -> RunPython:
 def given(path: Path) -> RunPython:
     """The interpreter of `--python`, checked before any work as a crash.yaml's `python:` is; InputError,
     naming it, when it does not start or has no MindSpore."""
+    found = shutil.which(str(path)) if path.name == str(path) else None  # a bare name: on PATH, as a shell does
     try:
-        return _run_python(str(path.absolute()), GIVEN)
+        return _run_python(found or str(path.absolute()), GIVEN)
     except EnvironmentBroken as exc:
         raise InputError(str(exc).replace("field 'python'", "--python", 1)) from None
 

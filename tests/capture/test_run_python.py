@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import os
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -14,7 +16,7 @@ import yaml
 from conftest import needs_ascend
 from test_capture import EXAMPLES, LOGS, one_error_line, reduce_cli
 
-from reducer.capture.interpreter import COMMAND, OURS, WATCHED, TreeWatch, command_python, of_run
+from reducer.capture.interpreter import COMMAND, OURS, WATCHED, TreeWatch, command_python, given, of_run
 from reducer.compile.user_run import run_command
 from reducer.core.targets import AICORE
 from reducer.toolchain import releases
@@ -24,12 +26,15 @@ pytestmark = pytest.mark.timeout(60)
 
 # What `import mindspore` leaves in a process: its _c_expression library mapped. The fake model maps a file
 # of that name, so the tree watch finds it without a real MindSpore.
+# It trains until told that the watch has seen it (a file), at most 30 s.
 FAKE_MODEL = """
-import mmap, sys, time
+import mmap, os, sys, time
 with open(sys.argv[1], "rb") as library:
     mapped = mmap.mmap(library.fileno(), 0, access=mmap.ACCESS_READ)
     print("training", flush=True)
-    time.sleep(3)
+    deadline = time.monotonic() + 30
+    while not os.path.exists(sys.argv[2]) and time.monotonic() < deadline:
+        time.sleep(0.05)
 """
 
 
@@ -61,11 +66,23 @@ def test_a_bash_c_run_tells_its_python_by_the_process_that_loaded_mindspore(tmp_
     library.write_bytes(b"\0" * 4096)
     (tmp_path / "model.py").write_text(FAKE_MODEL)
     env = {**os.environ, "PATH": f"{folder}{os.pathsep}{os.environ['PATH']}"}
-    command = ["bash", "-c", f"python3 model.py {library}; exit 1"]
+    seen = tmp_path / "seen"
+    command = ["bash", "-c", f"python3 model.py {library} {seen}; exit 1"]
     with TreeWatch() as watch:
-        outcome = run_command(command, tmp_path, env, 30, 4096, tmp_path / "run.log", echo=None)
+        told = threading.Thread(target=_tell_when_found, args=(watch, seen), daemon=True)
+        told.start()
+        outcome = run_command(command, tmp_path, env, 60, 4096, tmp_path / "run.log", echo=None)
+        told.join()
     assert outcome.returncode == 1 and "training" in outcome.output
     assert watch.found == str(folder / "python3")
+
+
+def _tell_when_found(watch: TreeWatch, seen: Path) -> None:
+    """Let the fake model end once the watch has found it (or after 40 s, when the test then fails)."""
+    deadline = time.monotonic() + 40
+    while watch.found is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    seen.touch()
 
 
 def test_a_python_without_mindspore_of_its_own_gives_way_and_is_named(tmp_path: Path) -> None:
@@ -76,6 +93,11 @@ def test_a_python_without_mindspore_of_its_own_gives_way_and_is_named(tmp_path: 
     found, said = of_run(None, None, [sys.executable, "train.py"], dict(os.environ), tmp_path)
     assert found.how == COMMAND and found.field is None  # akg-reduce's own MindSpore: no python: written
     assert f"at {sys.executable} ({COMMAND})" in said
+
+
+def test_a_python_option_of_a_bare_name_is_found_on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    assert given(Path(Path(sys.executable).name)).path == sys.executable
 
 
 def test_a_bad_python_option_is_one_line_before_any_work(tmp_path: Path) -> None:
