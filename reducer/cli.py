@@ -128,7 +128,7 @@ TargetName = enum.StrEnum("TargetName", {name: name for name in NAMES})  # a cho
 
 BUILD_HELP = "the AKG build to compile with, a folder of lib/plugin/ (default: chosen by the target)"
 ATTRS_HELP = "build attrs as JSON (replaces the file's), e.g. from MindSpore's 'Compile error ... build attrs:'"
-JSON_HELP = "print one JSON object on stdout, nothing else there (its keys: see above)"
+JSON_HELP = "print one JSON object on stdout, nothing else there (its keys: see below)"
 
 Jobs = Annotated[int, typer.Option("-j", "--jobs", min=1, metavar="N", help="compiles at once")]
 Quiet = Annotated[bool, typer.Option("-q", "--quiet", help="no progress or status lines on stderr")]

@@ -22,6 +22,7 @@ _SHAPE = re.compile(r"\[([^\[\]]*)\]")
 _DIMS = re.compile(r"^(?P<dims>[^=]+)=(?P<start>\d+)\.\.(?P<stop>\d+)(?:/(?P<step>\d+))?$")
 _DIM = re.compile(r"^\s*(?P<name>[A-Za-z_]\w*)\[(?P<axis>\d+)\]\s*$")
 MAX_LINES = 100_000
+MAX_LINE_CHARS = 10_000  # a call of a few inputs of a few dims is tens of characters
 
 
 @dataclass(frozen=True)
@@ -64,11 +65,14 @@ def _check_fits(shapes: Shapes, case: Case, where: str) -> None:
 
 def read_shape_file(path: Path, case: Case) -> list[ShapeLine]:
     """The lines of a shape file; InputError naming the first bad line, or a file of more than MAX_LINES calls
-    (read line by line: a huge file is refused without being held in memory)."""
+    or a line of more than MAX_LINE_CHARS (read line by line, each line bounded: a huge file is refused without
+    being held in memory)."""
     lines = []
     try:
         with path.open(encoding="utf-8") as fh:
-            for number, raw in enumerate(fh, start=1):
+            for number, raw in enumerate(iter(lambda: fh.readline(MAX_LINE_CHARS + 1), ""), start=1):
+                if len(raw) > MAX_LINE_CHARS:
+                    raise InputError(f"{path}:{number}: a line of more than {MAX_LINE_CHARS} characters")
                 call = raw.split("#", 1)[0].strip()
                 if not call:
                     continue

@@ -45,6 +45,7 @@ def test_lines_comments_and_blank_lines(tmp_path: Path, case) -> None:
         ("[2, x, 3] [2, 64, 3]\n", "[2, x, 3] holds a dim that is not an integer"),
         ("(2, 27, 3) [2, 64, 3]\n", "'(2, 27, 3)' is not a shape"),
         ("# nothing\n\n", "no shapes; expected one line per call"),
+        ("[2, 27, 3] " * 10_000, "a line of more than 10000 characters"),  # no newline: read in bounded pieces
     ],
 )
 def test_a_bad_line_is_named(tmp_path: Path, case, text: str, said: str) -> None:
