@@ -414,6 +414,8 @@ def _issue(b: BundleInput, reduced: Case, info: dict[str, Any], repro: str) -> s
         hardware=target.device,
         env=b.host,
         target=reduced.target,
+        wheel=target.wheel.format(build=b.host.get("akg_build_name") or f"{target.build_prefix}*"),
+        fixed_without_codegen=target.fixed_without_codegen,
         kernel_kind=kind.describe(reduced),
         kernel_file=kind.kernel_file,
         function=reduced.function or info.get("op", ""),

@@ -56,6 +56,10 @@ class Target:
     general_intrinsics: bool = True  # its Hybrid DSL has MindSpore's "general" intrinsics (sin, erf, ...)
     unsupported_intrinsics: frozenset[str] = frozenset()  # Hybrid DSL intrinsics and dtypes its AKG cannot compile
     workarounds: tuple[str, ...] = ()  # what its users try (diagnosis/workarounds.py names them)
+    # Which MindSpore wheel a maintainer installs to reproduce it ({build}: the AKG build the bundle used), and
+    # what a fixed kernel's repro.py meets on a machine without `codegen`; in an ISSUE.md's steps.
+    wheel: str = "CPU wheel"
+    fixed_without_codegen: str = ""
 
     @property
     def stopped_reach(self) -> str:
@@ -100,6 +104,7 @@ CUDA = Target(
     codegen_stage="nvcc",
     runs_custom_ops=True,
     workarounds=_HOST_WORKAROUNDS,
+    wheel="the wheel ships AKG's GPU builds, `lib/plugin/{build}`; on a GPU machine, MindSpore for GPU",
 )
 AICORE = Target(
     name="aicore",
@@ -116,6 +121,14 @@ AICORE = Target(
     codegen_stage="CCE",
     toolchain=Release("2.7.2", "ascend", (3, 11)),
     general_intrinsics=False,
+    wheel=(
+        "the CPU wheel for Python 3.11: MindSpore 2.7's CPU wheels ship AKG's Ascend build, `lib/plugin/ascend`, "
+        "later ones do not; on an Ascend machine, MindSpore for Ascend with CANN"
+    ),
+    fixed_without_codegen=(
+        "Without CANN, a fixed kernel stops at CCE code generation (`build_cce.cc` cannot read what CANN's `ccec` "
+        "would have written), which counts as compiling; with CANN the compile goes on through `ccec`."
+    ),
     workarounds=(
         *_COMMON_WORKAROUNDS,
         "manual tiling, small tiles",
