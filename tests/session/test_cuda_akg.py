@@ -99,7 +99,7 @@ def test_one_kernel_for_cpu_and_for_cuda_gives_two_bundles_of_two_builds(
 def test_a_bare_cuda_info_is_compiled_by_the_gpu_build(tmp_path: Path) -> None:
     info = next((CORPUS / "gpu_matmul_fp16_sigfpe").glob("*.info"))
     run = reduce_cli("check", str(info))
-    expected = "signal: SIGFPE in akg::ir::poly::TileOuterBand::ResetWarpMappingConfig"  # read by gdb
+    expected = "signal: SIGFPE in akg::ir::poly::TileOuterBand::ResetWarpMappingConfig()"  # read by gdb
     assert run.returncode == 0 and run.stdout.strip() == expected, run.stdout + run.stderr
 
 
