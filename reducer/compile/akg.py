@@ -126,7 +126,9 @@ def compile_case(
             if stack or outcome.signal is None:
                 return replace(outcome, collected=None, stack=stack, stack_by="gdb" if stack else "")
     outcome = _run(job, pool, collect, cancel, hang_check)
-    if outcome.signal is not None and case.mismatch is None:
+    if case.mismatch is not None:
+        return replace(outcome, check=True)
+    if outcome.signal is not None:
         stack = crash_place(job, pool)
         return replace(outcome, stack=stack, stack_by="gdb" if stack else "")
     return outcome

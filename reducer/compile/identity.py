@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import StrEnum
 from itertools import takewhile
 from typing import Any
@@ -102,21 +102,21 @@ def _file(location: str) -> str:
     return _LINE.sub("", location)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Signature:
     """One compile's result as far as bugs go. `frames`: for an error the symbols of its backtrace, for a crash
     where it died and the callers above (context for the bundle), for a hang its pass and callers; innermost
     first. `read_by`: what read the frames of a crash or hang ("gdb", "py-spy", "kernel" for /proc), "" when
     none could; a crash or hang whose frames nothing read is never final: a tool installed later may read them
-    (the cache asks `final`)."""
+    (the cache asks `final`). Two signatures are equal when they are one bug (`same`), the only equality."""
 
     kind: Kind
     message: str  # masked key message
     location: str  # file:line of the failing check, a hang's pass, a wrong result's ops; else ""
     frames: tuple[str, ...]
     component: str = ""
-    raw: str = field(default="", compare=False)  # the key message as printed: addresses differ between runs
-    read_by: str = field(default="", compare=False)
+    raw: str = ""  # the key message as printed: addresses differ between runs
+    read_by: str = ""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "kind", Kind(self.kind))
@@ -167,6 +167,14 @@ class Signature:
 
     def _identity(self) -> tuple[str, str, str]:
         return (str(self.kind), _key_message(self.kind, self.message), self.place)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Signature):
+            return NotImplemented
+        return self is other or same(self, other)
+
+    def __hash__(self) -> int:
+        return hash(self._identity())
 
     def key(self) -> str:
         """A short id of the bug, stable across runs and across MindSpore releases whose AKG only moved a check

@@ -66,6 +66,7 @@ class Outcome:
     stack: tuple[str, ...] = ()  # a compile killed at its deadline, or dead of a signal: where it was
     stack_by: str = ""  # what read `stack`: "py-spy" or "kernel" (/proc) for a hang, "gdb" for a crash
     stalled: str = ""  # a user's run ended early: why (see user_run)
+    check: bool = False  # a wrong-result check ran (mismatch_run), not a compile: its output has records
 
 
 def die_with_parent(parent: int) -> None:

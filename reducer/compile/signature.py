@@ -18,7 +18,7 @@ from reducer.compile.sandbox import Outcome
 from reducer.core.targets import TARGETS
 from reducer.in_mindspore.mismatch_run import DETAIL as MISMATCH_DETAIL
 from reducer.in_mindspore.mismatch_run import VERDICT as MISMATCH_VERDICT
-from reducer.in_mindspore.wire import AKG, REFERENCE, RUNS_IN, Record
+from reducer.in_mindspore.wire import AKG, REFERENCE, RUNS_IN, SETUP, Record
 from reducer.toolchain.nvcc import STOPPED
 
 # The check's kinds of wrong (mismatch_run.wrong_kind), as a wrong result's message says them; the identity keeps
@@ -190,10 +190,23 @@ def _signal_name(number: int) -> str:
         return f"signal {number}"
 
 
+def _before_any_record(lines: list[str]) -> Record:
+    """The record of a check that ended before it wrote its first (it writes one as it sets up): it died
+    setting up, in our code or importing what it needs, where no AKG code had run; a module or library
+    missing there is the environment's."""
+    py = _python_error(lines)
+    if py is None:
+        return Record(SETUP)
+    missing = py[0].startswith(("ModuleNotFoundError", "ImportError"))
+    return Record(SETUP, raised_by="environment" if missing else "harness", trace=py[0], read_by="python")
+
+
 def signature_of(outcome: Outcome, timeout: float) -> Signature:
-    """Classify one compile."""
+    """Classify one compile, or one wrong-result check by its records."""
     lines = outcome.output.splitlines()
     record = Record.last_in(lines)
+    if record is None and outcome.check:
+        record = _before_any_record(lines)
     if record is not None and (failed := _check_failed(record, outcome, timeout)) is not None:
         return failed
     if outcome.timed_out:

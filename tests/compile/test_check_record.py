@@ -8,6 +8,7 @@ import json
 import signal
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -52,7 +53,8 @@ REFERENCE_RAISED = (
 def outcome(output: str, returncode: int = 2, **facts: object) -> Outcome:
     fields: dict = {"returncode": returncode, "signal": None, "timed_out": False, "out_of_memory": False}
     fields.update(facts)
-    return Outcome(fields["returncode"], fields["signal"], fields["timed_out"], fields["out_of_memory"], 1.0, output)
+    outcome = Outcome(fields["returncode"], fields["signal"], fields["timed_out"], fields["out_of_memory"], 1.0, output)
+    return replace(outcome, check=bool(fields.get("check")))
 
 
 def test_a_reference_that_raises_is_the_checks_failure_naming_the_reference() -> None:
@@ -188,3 +190,18 @@ def test_a_library_that_cannot_load_while_the_check_sets_up_is_the_environment(m
     assert raised_by("setup", OSError("libakg.so: cannot open shared object file")) == "environment"
     assert raised_by("reference", OSError("no such file")) == "reference"
     assert raised_by("akg", ImportError("No module named 'scipy'")) == "environment"
+
+
+def test_a_check_that_ends_before_its_first_record_is_never_akgs() -> None:
+    """A check dies while it sets up, before it says so: no AKG code ran, so its traceback, its limit or its
+    signal is the check's (a missing module the environment's, named), where a compile's would be AKG's."""
+    import_failed = 'Traceback (most recent call last):\n  File "mismatch_run.py", line 30, in <module>\n'
+    missing = signature_of(outcome(import_failed + "ModuleNotFoundError: No module named 'numpy'\n", 1, check=True), 60)
+    assert missing.kind is Kind.ENVIRONMENT and "numpy" in missing.raw
+    ours = signature_of(outcome(import_failed + "NameError: name 'np' is not defined\n", 1, check=True), 60)
+    assert ours.kind is Kind.HARNESS and ours.message == "the check's setup code raised"
+    late = signature_of(outcome("", -9, timed_out=True, check=True), 5)
+    assert late.kind is Kind.HARNESS and late.message == "the check's setup code ran past its limit"
+    assert signature_of(outcome("", -11, signal=signal.SIGSEGV, check=True), 60).kind is Kind.HARNESS
+    compile_late = signature_of(outcome("", -9, timed_out=True), 5)
+    assert compile_late.kind is Kind.TIMEOUT

@@ -436,3 +436,17 @@ def test_one_kernel_wrong_at_two_sizes_is_one_bug_whatever_the_size_makes_of_its
     assert "NaN where the reference has a number" in nan.one_line() and "1 %" in precise.one_line()
     outside = wrong_result("outside", ops)
     assert outside.bug_id("cpu") != values.bug_id("cpu") and not matches(outside, values.expectation())
+
+
+@pytest.mark.timeout(30)
+def test_signatures_are_equal_exactly_when_the_identity_says_one_bug() -> None:
+    """`==`, sets and Counters agree with `same`: a check moved a line (other raw text, other frames' order)
+    is one signature; another check in the same file is another; two crashes with no frame read are two."""
+    moved = outcome("[ERROR] AKG:2026-12-02-15:22:22.025.224 [pass.cc:11] [t] Check failed: boom 0x55aa\n")
+    here = signature_of(outcome(moved.output.replace("pass.cc:11", "pass.cc:10").replace("0x55aa", "0x77")), 60)
+    there = signature_of(moved, 60)
+    other = signature_of(outcome(moved.output.replace("boom", "bang")), 60)
+    assert here == there and here.raw != there.raw and len({here, there}) == 1
+    assert here != other and len({here, there, other}) == 2
+    unread = [signature_of(outcome("", None, signal.SIGFPE), 60) for _ in range(2)]
+    assert unread[0] != unread[1] and len(set(unread)) == 2
