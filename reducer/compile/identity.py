@@ -36,7 +36,7 @@ from reducer.core.targets import DEFAULT
 
 # Bump when what identifies a failure changes (masking, frames, the fields of the key): stored signatures of
 # another format are not reused by the cache, and a night re-checks the cases it recorded under another format.
-SIGNATURE_FORMAT = 7
+SIGNATURE_FORMAT = 8
 
 
 class Kind(StrEnum):
@@ -155,15 +155,16 @@ class Signature:
 
     @property
     def died_in(self) -> str:
-        """The innermost of the frames that is AKG's or TVM's own code; for a crash by a signal with none, the
-        TVM helper its caller called (the outermost of the helpers it died in: a build inlines a helper's
-        callees into it, `TryConstFold<FloorDiv>` into `air::floordiv`, never it into them), else the innermost
-        frame read; '' when none."""
+        """The innermost of the frames that is AKG's or TVM's own code; for a check or a crash by a signal with
+        none, the TVM helper its caller called (the outermost of the helpers it died in: a build inlines a
+        helper's callees into it, `TryConstFold<FloorDiv>` into `air::floordiv`, never it into them); else, for
+        a crash, the innermost frame read; '' when none."""
         own = next((f for f in self.frames if is_own(f)), "")
-        if own or self.kind is not Kind.SIGNAL:
+        if own or self.kind not in (Kind.SIGNAL, Kind.ERROR):
             return own
-        helpers = list(takewhile(is_helper, self.frames))
-        return helpers[-1] if helpers else next(iter(self.frames), "")
+        if helpers := list(takewhile(is_helper, self.frames)):
+            return helpers[-1]
+        return next(iter(self.frames), "") if self.kind is Kind.SIGNAL else ""
 
     def _identity(self) -> tuple[str, str, str]:
         return (str(self.kind), _key_message(self.kind, self.message), self.place)

@@ -11,7 +11,7 @@ import json
 import re
 import signal as signals
 
-from reducer.compile.crash_stack import AKG_LIBRARY, KEEP_FRAMES, bare, is_generic
+from reducer.compile.crash_stack import AKG_LIBRARY, KEEP_FRAMES, bare, function, is_generic
 from reducer.compile.hang_stack import hang_place
 from reducer.compile.identity import NO_FAILURE, WRITES_OUTSIDE, Kind, Signature, mask
 from reducer.compile.sandbox import Outcome
@@ -63,8 +63,9 @@ _WHAT = re.compile(r"^\s*what\(\):\s*(?P<what>.+)$")  # the C++ exception that e
 
 
 def _backtrace(lines: list[str], start: int) -> tuple[str, ...]:
-    """The functions of AKG's library in the `[bt]` block after line `start` (an error's), innermost first:
-    logging and generic frames dropped, return types and arguments cut."""
+    """The functions of AKG's library in the `[bt]` block after line `start` (an error's), innermost first, each
+    named as a crash's frame is (crash_stack.function: with its template arguments and an overload's parameter
+    types, without its return type); logging and generic frames dropped."""
     numbered: list[tuple[int, str]] = []
     for line in lines[start + 1 :]:
         m = _BT.search(line)
@@ -72,8 +73,8 @@ def _backtrace(lines: list[str], start: int) -> tuple[str, ...]:
             if numbered:
                 break
             continue
-        sym = bare(m["sym"]) if m["sym"] and m["lib"].endswith(AKG_LIBRARY) else ""
-        if sym and not any(n in sym for n in _NOISE_FRAMES) and not is_generic(sym):
+        sym = function(m["sym"]) if m["sym"] and m["lib"].endswith(AKG_LIBRARY) else ""
+        if sym and not any(n in sym for n in _NOISE_FRAMES) and not is_generic(bare(sym)):
             numbered.append((int(m["index"]), sym))
     frames: list[str] = []
     for _, sym in sorted(numbered):  # MindSpore's log prints some backtraces outermost first

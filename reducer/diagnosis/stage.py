@@ -9,6 +9,7 @@ import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from reducer.compile.crash_stack import bare
 from reducer.compile.identity import Signature
 
 _SOURCE = re.compile(r'akg-src/(?P<path>(?:src|third_party)/[^"]+)", line (?P<line>\d+)')
@@ -64,7 +65,8 @@ class FailingStage:
 
 
 def _short(symbol: str) -> str:
-    return _NAMESPACES.sub("", symbol)
+    """A frame's function as the stage line names it: without namespaces and parameter types."""
+    return _NAMESPACES.sub("", bare(symbol))
 
 
 def _source(log: str, signature: Signature) -> str:

@@ -44,7 +44,7 @@ def test_akg_check_failure_from_a_real_log() -> None:
     assert sig.message == "Check failed: gemm_m.size() <= FormatM.size() (N vs. N)"
     assert sig.location == "tiling_utils.cc:193"
     assert sig.component == "tiling"
-    assert sig.frames[:2] == (
+    assert tuple(map(crash_stack.bare, sig.frames[:2])) == (
         "akg::ir::poly::ExtractLoopIndicesFromMatrices",
         "akg::ir::poly::SpaceAnalyzer::MarkGemmAxes",
     )
@@ -259,18 +259,26 @@ def test_a_check_is_where_it_died_not_the_expression_builder_it_is_in() -> None:
     """TVM's constant folder checks for a division by zero (const_fold.h, a header inlined into its callers),
     real MindSpore 2.10 logs: reached from the Hybrid DSL parser for a `a[i] // 0` the user wrote (it dies in
     air::floordiv, called from Python), and from TVM's simplifier while AKG lowers `a[i] // (i - i)` in a
-    branch never taken. The expression builders are skipped as crash_stack skips them in a crash: the
-    simplifier is where the second died, the first has no frame of AKG's or TVM's own code. Two bugs (a
-    reduction of the second must not slide to a literal `// 0`); the simplifier folding `//` or `%`, one."""
+    branch never taken. The expression builders are skipped as in a crash: the simplifier's FloorDiv visitor is
+    where the second died, the first, with no frame of AKG's or TVM's own code, is placed at the builder Python
+    called. Two bugs (a reduction of the second must not slide to a literal `// 0`); and the simplifier's
+    FloorMod visitor failing the folder's check for `%`, at another line of const_fold.h, is a third: another
+    overload, another fix, as for a crash."""
     parser = signature_of(outcome((DATA / "const_fold" / "from_hybrid_parser.log").read_text()), 60)
     simplify = signature_of(outcome((DATA / "const_fold" / "from_simplify.log").read_text()), 60)
     assert parser.location == simplify.location == "const_fold.h:230"
-    assert parser.frames[:2] == ("air::arith::TryConstFold<air::ir::FloorDiv>", "air::floordiv")
-    assert simplify.died_in == "air::arith::RewriteSimplifier::Impl::Mutate_" and parser.died_in == ""
+    assert parser.frames[:2] == (
+        "air::arith::TryConstFold<air::ir::FloorDiv>(air::Expr, air::Expr)",
+        "air::floordiv(air::Expr, air::Expr)",
+    )
+    assert simplify.died_in == "air::arith::RewriteSimplifier::Impl::Mutate_(air::ir::FloorDiv*, air::Expr&)"
+    assert parser.died_in == "air::floordiv(air::Expr, air::Expr)"
     assert not same(parser, simplify) and not matches(parser, simplify.expectation())
     modulo = signature_of(outcome((DATA / "const_fold" / "floormod_from_simplify.log").read_text()), 60)
-    assert modulo.location == "const_fold.h:256" and same(modulo, simplify), "the same check text, one place"
-    assert matches(modulo, simplify.expectation())
+    assert modulo.location == "const_fold.h:256" and modulo.died_in.endswith("Mutate_(air::ir::FloorMod*, air::Expr&)")
+    assert not same(modulo, simplify) and not matches(modulo, simplify.expectation())
+    moved = signature_of(outcome((DATA / "const_fold" / "from_simplify.log").read_text().replace(":230]", ":231]")), 60)
+    assert same(moved, simplify), "the same check a line further down in another release"
 
 
 def test_nvcc_on_akgs_cuda_is_a_codegen_bug_and_nvcc_that_cannot_run_is_the_environment() -> None:
