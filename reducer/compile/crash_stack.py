@@ -156,11 +156,31 @@ _QUALIFIER = re.compile(r"\bconst\b|\bvolatile\b|\[abi:\w+\]|\[clone [^\]]*\]")
 _ANONYMOUS = re.compile(r"\(anonymous namespace\)")
 
 
+# The standard library's default template arguments, which a demangler spells out: `std::vector<int,
+# std::allocator<int>>` is `std::vector<int>`, `std::__cxx11::basic_string<char, std::char_traits<char>,
+# std::allocator<char>>` is `std::string` (the `__cxx11` inline namespace is the library ABI, not the type).
+_DEFAULT_ARGUMENT = re.compile(r",\s*std::(?:allocator|char_traits|default_delete|less|hash|equal_to)<")
+_STRING = "std::basic_string<char>"
+
+
+def _without_defaults(text: str) -> str:
+    """`text` with every defaulted standard template argument left out (each to its balanced `>`)."""
+    text = text.replace("std::__cxx11::", "std::")
+    while match := _DEFAULT_ARGUMENT.search(text):
+        depth, end = 1, match.end()
+        while end < len(text) and depth:
+            depth += {"<": 1, ">": -1}.get(text[end], 0)
+            end += 1
+        text = text[: match.start()] + text[end:]
+    return re.sub(r"\s*>", ">", text).replace(_STRING, "std::string")
+
+
 def function(body: str) -> str:
     """A demangled frame's function as a place: its qualified name with its template arguments and, for an
     overload, its parameter types (`Mutate_(air::ir::FloorDiv*, air::Expr&)`: the overloads of a visitor are
     different functions with different fixes); without the return type, `const`, reference and pointer
-    spacing, and the anonymous namespace's spelling, which differ between builds. The argument values gdb
+    spacing, the anonymous namespace's spelling and the standard library's defaulted template arguments, which
+    differ between builds and demanglers. The argument values gdb
     prints for a frame with debug info (`f (this=0x1, op=...)`, after a space) are not its parameters."""
     text = _ANONYMOUS.sub("{anonymous}", body.removesuffix(" ()"))
     name = bare(text)
@@ -175,7 +195,7 @@ def function(body: str) -> str:
             if depth == 0:
                 params = params[: index + 1]
                 break
-    signature = _QUALIFIER.sub("", name + params)
+    signature = _QUALIFIER.sub("", _without_defaults(name + params))
     signature = re.sub(r"\s*([*&,<>()])\s*", r"\1", signature)
     return re.sub(r"\s+", " ", signature).replace(",", ", ").strip()
 

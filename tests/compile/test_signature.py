@@ -458,3 +458,21 @@ def test_signatures_are_equal_exactly_when_the_identity_says_one_bug() -> None:
     assert here != other and len({here, there, other}) == 2
     unread = [signature_of(outcome("", None, signal.SIGFPE), 60) for _ in range(2)]
     assert unread[0] != unread[1] and len(set(unread)) == 2
+
+
+@pytest.mark.timeout(30)
+def test_a_place_spells_standard_types_without_their_default_arguments() -> None:
+    """What a demangler spells out and a build may spell otherwise (the library ABI's `__cxx11`, default
+    allocators, traits and deleters) is left out: the same function, shorter; its parameter types stay."""
+    rewrite = (
+        "akg::ir::StoragePlanRewriterCCE::DoRewrite(std::__cxx11::basic_string<char, std::char_traits<char>, "
+        "std::allocator<char> >, std::vector<std::unique_ptr<akg::ir::StoragePlanRewriterCCE::StorageEntry, "
+        "std::default_delete<akg::ir::StoragePlanRewriterCCE::StorageEntry> >, std::allocator<std::unique_ptr<"
+        "akg::ir::StoragePlanRewriterCCE::StorageEntry, std::default_delete<akg::ir::StoragePlanRewriterCCE::"
+        "StorageEntry> > > >&)"
+    )
+    assert crash_stack.function(rewrite) == (
+        "akg::ir::StoragePlanRewriterCCE::DoRewrite(std::string, "
+        "std::vector<std::unique_ptr<akg::ir::StoragePlanRewriterCCE::StorageEntry>>&)"
+    )
+    assert crash_stack.function("f(std::vector<int, std::allocator<int> >)") != crash_stack.function("f(int)")
