@@ -27,7 +27,7 @@ FLAGS_ENV = "MS_DEV_GRAPH_KERNEL_FLAGS"
 FLAG_ATTRS = {"online_tuning": int, "repository_path": str}
 # Variables kept besides MS_* and AKG_*: AKG reads these while it compiles.
 COMPILE_VARS = ("OMP_NUM_THREADS", "SYMBOLIC_TILING")
-# MS_* variables that only say where MindSpore caches, logs, dumps or how many builders it starts.
+# Variables that only say where MindSpore caches, logs, dumps or how many builders it starts, and akg-reduce's.
 STEERING_VARS = (
     "MS_COMPILER_CACHE",
     "MS_DEV_SAVE_GRAPHS",
@@ -38,6 +38,7 @@ STEERING_VARS = (
     "MS_ALLOC_CONF",
     "MS_BUILD_PROCESS_NUM",
     "MS_ENABLE_CACHE",
+    "AKG_REDUCE_",  # akg-reduce's own (its cache, its sandbox): a run under it is not a different compile
 )
 
 

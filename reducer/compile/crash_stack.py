@@ -42,6 +42,11 @@ _GENERIC = (
     "air::ir::ExprMutator::",
     "air::ir::StmtMutator::",
     "air::Map<",
+    # A pass's callback walked over the IR: the walk hands each node to the callback, which is the place.
+    "air::ir::IRApplyVisit::",
+    "air::ir::PostOrderVisit(",
+    "air::ir::IRTransform(",
+    "air::ir::IRTransformer::",
     "air::runtime::",
     "air::Array<",
     "air::NodeRef::",
@@ -54,8 +59,9 @@ _GENERIC = (
 
 
 # TVM's expression operators (expr_operator.h: air::floordiv, air::operator+, air::max, ...) and its constant
-# folder, which one build inlines into their caller and the next does not (air::floordiv is a frame of its own
-# in MindSpore 2.9's AKG, inlined in 2.10's): a crash or a check in one is placed at its caller.
+# folder, which one build inlines into their caller and the next does not (TryConstFold<FloorDiv> is a frame of
+# its own under air::floordiv in MindSpore 2.10's AKG, inlined into it in 2.9's and 2.7.2's): a crash or a check
+# in one is placed at its caller.
 _EXPRESSION_OPERATORS = (
     "truncdiv|truncmod|floordiv|floormod|indexdiv|indexmod|div|mod|min|max|min_value|max_value|if_then_else|"
     "likely|pow|abs|isnan|cast|reinterpret|make_const|make_zero|const_true|const_false|floor|ceil|round|"
@@ -141,10 +147,10 @@ def bare(body: str) -> str:
                     break
     name = text[:cut].strip()
     depth, start = 0, 0
-    for index, char in enumerate(name):  # a return type ends at the last space outside <...>
-        if char == "<":
+    for index, char in enumerate(name):  # a return type ends at the last space outside <...>, (...) and {...}
+        if char in "<({":
             depth += 1
-        elif char == ">":
+        elif char in ">)}":
             depth -= 1
         elif char == " " and depth == 0 and not name[:index].endswith("operator"):  # a conversion operator
             start = index + 1

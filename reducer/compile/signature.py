@@ -13,7 +13,7 @@ import signal as signals
 
 from reducer.compile.crash_stack import AKG_LIBRARY, KEEP_FRAMES, bare, function, is_generic
 from reducer.compile.hang_stack import hang_place
-from reducer.compile.identity import NO_FAILURE, WRITES_OUTSIDE, Kind, Signature, mask
+from reducer.compile.identity import IMPRECISE, NO_FAILURE, WRITES_OUTSIDE, Kind, Signature, mask
 from reducer.compile.sandbox import Outcome
 from reducer.core.targets import TARGETS
 from reducer.in_mindspore.mismatch_run import DETAIL as MISMATCH_DETAIL
@@ -26,7 +26,7 @@ from reducer.toolchain.nvcc import STOPPED
 WRONG_KINDS = {
     "nan": "NaN where the reference has a number",
     "outside": WRITES_OUTSIDE,
-    "precision": "imprecise values (each off by at most 1 %)",
+    "precision": f"{IMPRECISE} (each off by at most 1 %)",
     "values": "wrong values",
 }
 
@@ -37,7 +37,9 @@ _CUDA_CODEGEN = ("arch(sm_xy) is not passed", "cannot find nvcc", "No such file 
 _NVCC_FAILED = re.compile(r"^(RuntimeError: )?Compilation error:?")
 # nvcc's diagnostics: `/tmp/x/my_kernel.cu(282): error: ...`, `nvcc fatal   : Unsupported gpu architecture`.
 _NVCC_DIAGNOSTIC = re.compile(r"^(?P<file>\S+?)(?:\((?P<line>\d+)\))?: (?:catastrophic )?error: (?P<msg>.*)$")
-_NVCC_FATAL = re.compile(r"^nvcc fatal\s*: (?P<msg>.*)$")
+_NVCC_FATAL = re.compile(r"^(?:nvcc|ptxas) fatal\s*: (?P<msg>.*)$")
+# ptxas, which nvcc runs on the PTX of AKG's CUDA: `ptxas error   : Entry function '...' uses too much shared data`.
+_PTXAS_ERROR = re.compile(r"^ptxas error\s*: (?P<msg>.*)$")
 _GENERATED = "my_kernel.cu"  # the CUDA source AKG writes and hands to nvcc
 # An error in AKG's CUDA that a header of this CUDA release causes: AKG's float16 code defines what CUDA 13's
 # cuda_fp16.hpp defines (`function "htanh" has already been defined (previous definition at line 2975 of
@@ -100,18 +102,16 @@ def _python_error(lines: list[str]) -> tuple[str, str, str, str] | None:
     return found
 
 
-def _ending(akg: list[tuple[int, re.Match[str]]], lines: list[str]) -> tuple[int, re.Match[str]]:
-    """The AKG error that ended the compile, with its line number: the one whose check raised the exception
-    the compile died of (the last `File "x.cc", line N` Python shows), not one AKG logged and recovered from
-    (a UB allocation check on Ascend, after which it tiles again); the first logged when no raised check
-    names one."""
+def _raised_error(akg: list[tuple[int, re.Match[str]]], lines: list[str]) -> tuple[int, re.Match[str]] | None:
+    """The AKG error whose check raised the exception the compile died of (the last `File "x.cc", line N`
+    Python shows), with its line number; None when no raised check names a logged one."""
     raised = [m for m in map(_RAISED_AT.match, lines) if m]
     if raised:
         place = f"{raised[-1]['file'].rsplit('/', 1)[-1]}:{raised[-1]['line']}"
         for number, error in reversed(akg):
             if error.group("loc") == place:
                 return number, error
-    return akg[0]
+    return None
 
 
 def hang_signature(stack: tuple[str, ...], seconds: float, read_by: str = "") -> Signature:
@@ -147,6 +147,9 @@ def _nvcc_failure(lines: list[str], loc: str, comp: str) -> Signature:
         fatal = _NVCC_FATAL.match(text)
         if fatal:
             return Signature(Kind.ENVIRONMENT, NVCC_REFUSES, loc, (), comp, text)
+        if ptxas := _PTXAS_ERROR.match(text):  # the kernel AKG generated is beyond the GPU: AKG's bug
+            said = re.sub(r"'[^']*'", "'KERNEL'", ptxas["msg"])  # the entry's name is the kernel's, not the bug's
+            return Signature(Kind.INVALID_CUDA, mask(said), _GENERATED, (), "ptxas", text)
         diagnostic = _NVCC_DIAGNOSTIC.match(text)
         if diagnostic is None:
             continue
@@ -155,6 +158,25 @@ def _nvcc_failure(lines: list[str], loc: str, comp: str) -> Signature:
             return Signature(Kind.INVALID_CUDA, mask(diagnostic["msg"]), _GENERATED, (), "nvcc", said)
         return Signature(Kind.ENVIRONMENT, CUDA_HEADERS_CLASH, loc, (), comp, said)
     return Signature(Kind.ENVIRONMENT, "nvcc fails without a diagnostic", loc, (), comp, lines[-1] if lines else "")
+
+
+def _past_akg(py: tuple[str, str, str, str], output: str, lines: list[str]) -> Signature | None:
+    """A compile that ended past AKG's passes, or could not run at all, by the Python exception it ended with:
+    at CUDA code generation without nvcc or a GPU, where the nvcc shim stopped it, in nvcc (AKG's CUDA rejected,
+    or this machine's CUDA or gcc unfit for it), or missing a module it imports (the environment's, named);
+    None for any other exception."""
+    raw, loc, comp, _ = py
+    if any(marker in raw for marker in _CUDA_CODEGEN):
+        return Signature(Kind.CODEGEN, CUDA_MESSAGE, loc, (), comp, raw)
+    if STOPPED in output:
+        return Signature(Kind.CODEGEN, NVCC_NOT_RUN, loc, (), comp, STOPPED)
+    if _NVCC_FAILED.match(raw) and loc.startswith("nvcc.py"):
+        return _nvcc_failure(lines, loc, comp)
+    if loc.startswith("nvcc.py") and "gcc" in raw:  # AKG's nvcc.py checks the host compiler nvcc needs
+        return Signature(Kind.ENVIRONMENT, "this machine's gcc cannot serve nvcc", loc, (), comp, raw)
+    if raw.startswith(("ModuleNotFoundError", "ImportError")):
+        return Signature(Kind.ENVIRONMENT, "a module the compile imports is missing here", loc, (), comp, raw)
+    return None
 
 
 def _check_failed(record: Record, outcome: Outcome, timeout: float) -> Signature | None:
@@ -202,20 +224,9 @@ def _before_any_record(lines: list[str]) -> Record:
     return Record(SETUP, raised_by="environment" if missing else "harness", trace=py[0], read_by="python")
 
 
-def signature_of(outcome: Outcome, timeout: float) -> Signature:
-    """Classify one compile, or one wrong-result check by its records."""
-    lines = outcome.output.splitlines()
-    record = Record.last_in(lines)
-    if record is None and outcome.check:
-        record = _before_any_record(lines)
-    if record is not None and (failed := _check_failed(record, outcome, timeout)) is not None:
-        return failed
-    if outcome.timed_out:
-        return hang_signature(outcome.stack, min(timeout, outcome.seconds), outcome.stack_by)
-    if outcome.out_of_memory:
-        return Signature(Kind.MEMORY, "compile exceeded its memory cap", "", ())
-    if outcome.over_quota:
-        return Signature(Kind.MEMORY, "compile exceeded its temp dir quota", "", ())
+def _check_verdict(lines: list[str]) -> Signature | None:
+    """The verdict line of a wrong-result check: wrong, not checked, or right with what it compared; None when
+    the output has none."""
     verdict = next((ln.strip() for ln in lines if ln.startswith(MISMATCH_VERDICT)), "")
     if verdict.startswith(f"{MISMATCH_VERDICT} mismatch"):
         return _wrong_result(lines, verdict)
@@ -224,7 +235,29 @@ def signature_of(outcome: Outcome, timeout: float) -> Signature:
         return Signature(Kind.UNCHECKED, UNCHECKED_MESSAGE, "", (), "akg-vs-reference", said)
     if verdict.startswith(f"{MISMATCH_VERDICT} match"):  # no failure; what it compared, said
         return Signature(Kind.NONE, "", "", (), raw=verdict.split("match:", 1)[-1].strip())
-    if verdict or outcome.returncode == 0:  # what AKG logged and recovered from is no failure
+    return NO_FAILURE if verdict else None
+
+
+def signature_of(outcome: Outcome, timeout: float) -> Signature:
+    """Classify one compile, or one wrong-result check by its records."""
+    lines = outcome.output.splitlines()
+    record = Record.last_in(lines)
+    if record is None and outcome.check:
+        record = _before_any_record(lines)
+    if record is not None and (failed := _check_failed(record, outcome, timeout)) is not None:
+        return failed
+    if (checked := _check_verdict(lines)) is not None:  # it decides, whatever stopped the process after it
+        return checked
+    if record is not None and record.done:
+        said = "the check compared, then was stopped before it printed its verdict"
+        return Signature(Kind.HARNESS, "the check's compare code was stopped", "", (), "harness", said)
+    if outcome.timed_out:
+        return hang_signature(outcome.stack, min(timeout, outcome.seconds), outcome.stack_by)
+    if outcome.out_of_memory:
+        return Signature(Kind.MEMORY, "compile exceeded its memory cap", "", ())
+    if outcome.over_quota:
+        return Signature(Kind.MEMORY, "compile exceeded its temp dir quota", "", ())
+    if outcome.returncode == 0:  # what AKG logged and recovered from is no failure
         return NO_FAILURE
     if outcome.signal is not None:
         name = _signal_name(outcome.signal)
@@ -233,21 +266,19 @@ def signature_of(outcome: Outcome, timeout: float) -> Signature:
         raw = f"{name} ({what})" if what else name
         return Signature(Kind.SIGNAL, name, "", outcome.stack, raw=raw, read_by=outcome.stack_by)
     akg = [(n, m) for n, m in enumerate(_AKG_ERROR.match(line.strip()) for line in lines) if m]
+    raised = _raised_error(akg, lines)
+    py = _python_error(lines)
+    # An error AKG logged and recovered from is not what ended a compile that died past AKG's passes.
+    if raised is None and py is not None and (past := _past_akg(py, outcome.output, lines)) is not None:
+        return past
     if akg:
-        number, key = _ending(akg, lines)
+        number, key = raised or akg[0]  # with no raised check naming one, the first AKG logged
         raw = key.group("msg").strip()
         if means := next((m for stop, m in _CODEGEN_STOPS if stop.search(key.group(0))), ""):
             return Signature(Kind.CODEGEN, means, key.group("loc"), (), key.group("comp"), raw)
         return Signature(Kind.ERROR, mask(raw), key.group("loc"), _backtrace(lines, number), key.group("comp"), raw)
-    py = _python_error(lines)
     if py:
         raw, loc, comp, function = py
-        if any(marker in raw for marker in _CUDA_CODEGEN):
-            return Signature(Kind.CODEGEN, CUDA_MESSAGE, loc, (), comp, raw)
-        if STOPPED in outcome.output:
-            return Signature(Kind.CODEGEN, NVCC_NOT_RUN, loc, (), comp, STOPPED)
-        if _NVCC_FAILED.match(raw) and loc.startswith("nvcc.py"):
-            return _nvcc_failure(lines, loc, comp)
         frames = _backtrace(lines, -1) or ((function,) if function else ())
         return Signature(Kind.ERROR, mask(raw), loc, frames, comp, raw)
     last = next((ln.strip() for ln in reversed(lines) if ln.strip()), "")

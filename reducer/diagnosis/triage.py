@@ -22,11 +22,7 @@ from reducer.search.oracle import PASSES, SAME_FAILURE, Oracle
 COMPILER_BUG, USAGE_ERROR, ENVIRONMENT = "compiler-bug", "usage-error", "environment"
 
 # Python exceptions that say something the compile needs is not on this machine.
-_MISSING_PACKAGE = ("ImportError", "ModuleNotFoundError")
 _MISSING_FILE = ("FileNotFoundError", "OSError")
-_PACKAGE_NAME = re.compile(
-    r"No module named '(?P<name>[\w.]+)'|[Ii]mport (?P<name2>[\w.]+) fail|install (?P<name3>[\w.-]+)"
-)
 _EXECUTABLE = re.compile(r"No such file or directory: '(?P<name>[^'/]+)'")
 _STARTS_PROGRAM = "_execute_child"  # subprocess's frame that raises for a program not found
 _LIBRARY = re.compile(r"(?P<name>lib[\w.+-]+\.so[\w.]*): cannot open shared object file")
@@ -170,19 +166,7 @@ class _Evidence:
 
 def _environment(ev: _Evidence) -> Triage | None:
     kind = _exception_type(ev.signature)
-    python = ev.case.python or "the interpreter that runs AKG"
-    if kind in _MISSING_PACKAGE:
-        package = _first(_PACKAGE_NAME, ev.message) or "a Python package"
-        ev.facts.append(f"AKG's Python code raised {kind}: the package `{package}` cannot be imported")
-        attr = ev.needing_attr()
-        asked = f" (the attr `{attr}` asks for it)" if attr else ""
-        leave = f", or leave out the attr `{attr}`" if attr else ""
-        return ev.verdict(
-            ENVIRONMENT,
-            f"the Python package `{package}` that this compile needs is not installed{asked}",
-            f"install `{package}` into {python} (AKG says: {ev.message.split(':', 1)[-1].strip()}){leave}; "
-            "this is not an AKG bug: do not file it upstream",
-        )
+    # A missing module never gets here: the compile's signature says the environment (compile/signature.py).
     # A missing program, not a missing file: subprocess raised it while starting the program.
     tool = _first(_EXECUTABLE, ev.message) if kind in _MISSING_FILE and _STARTS_PROGRAM in ev.text else ""
     if tool:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from reducer.compile.akg import compile_case, compiler_identity
-from reducer.compile.identity import SIGNATURE_FORMAT, Kind, incomplete, matches, stored_expectation
+from reducer.compile.identity import SIGNATURE_FORMAT, Kind, incomplete, matches, stored_expectation, why_unplaced
 from reducer.compile.sandbox import dying_with_this_process, temp_dir
 from reducer.compile.signature import signature_of
 from reducer.core.case import Case
@@ -81,6 +81,8 @@ def run_case(spec: dict[str, Any]) -> dict[str, Any]:
         result["compiles"] = 1
         if not sig.kind.is_verdict:  # the machine or the check cannot tell: neither fixed nor failing
             return {**result, "status": ERROR, "error": f"{sig.message} ({sig.raw})", "signature": spec.get("previous")}
+        if (unplaced := why_unplaced(sig)) is not None:  # any crash or hang would pass for it: it decides nothing
+            return {**result, "status": ERROR, "error": unplaced, "signature": spec.get("previous")}
         if expected and incomplete(sig, expected.kind):
             return {
                 **result,

@@ -8,12 +8,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from reducer.core.case import Case, Expectation
+from reducer.core.case import Case
 from reducer.inputs.shape_list import ShapeLine
 from reducer.nightly.executors import make_executor
 from reducer.search.oracle import Oracle
 from reducer.session import Settings, compiler_for
-from reducer.shapes.grid import NO_VERDICT, Cell, grid
+from reducer.shapes.grid import NO_VERDICT, Cell, compiled_as_far_as, grid
 
 CHUNK_LINES = 16
 
@@ -23,7 +23,7 @@ def run_chunk(spec: dict[str, Any]) -> dict[str, Any]:
     settings: Settings = spec["settings"]
     with (
         compiler_for(settings) as (compiler, cache),
-        Oracle(Expectation("error"), settings.jobs, compiler, cache=cache) as oracle,
+        Oracle(compiled_as_far_as(spec["case"]), settings.jobs, compiler, cache=cache) as oracle,
     ):
         cells, seconds = grid(spec["case"], spec["lines"], spec["targets"], oracle, spec["check"])
         return {"cells": cells, "seconds": seconds, "compiles": oracle.counters.compiles}

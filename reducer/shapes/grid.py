@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from reducer.compile.identity import Kind, Signature, why_unplaced
-from reducer.core.case import Case, Mismatch
+from reducer.core.case import Case, Expectation, Mismatch
 from reducer.core.targets import TARGETS
 from reducer.inputs.shape_list import ShapeLine
 from reducer.kernels.kinds import kind_of, results_unchecked, with_shapes
@@ -20,6 +20,14 @@ from reducer.search.oracle import Oracle
 COMPILES, FAILS, WRONG, INVALID, NO_VERDICT = "compiles", "fails", "wrong", "invalid", "no verdict"
 CHUNK = 8  # calls handed to the oracle at once, per job: the progress bar moves between chunks
 
+
+
+def compiled_as_far_as(case: Case) -> Expectation:
+    """What the grid's oracle is told to expect, which decides how far each call compiles: as far as the case's
+    own failure needs (nvcc, for an invalid-cuda case on a machine with it), else up to the code generator (a
+    cuda call then "compiles up to nvcc (not run)": AKG's passes decide every other failure)."""
+    needs = case.expect.kind if case.expect and case.expect.kind in set(Kind) else ""
+    return Expectation(needs if needs and Kind(needs).needs_codegen else str(Kind.ERROR))
 
 @dataclass(frozen=True)
 class Cell:

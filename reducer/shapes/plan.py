@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from reducer.compile.identity import Signature
-from reducer.core.case import Case, Expectation
+from reducer.core.case import Case
 from reducer.core.errors import InputError, NotFailingError
 from reducer.core.files import write_atomic
 from reducer.core.targets import NAMES
@@ -27,7 +27,7 @@ from reducer.shapes.buckets import PADDED_BUDGET, DimGroup, buckets, elements
 from reducer.shapes.cluster import grid_on_cluster
 from reducer.shapes.dispatch import check_module, module_text
 from reducer.shapes.figure import shape_map_svg
-from reducer.shapes.grid import COMPILES, FAILS, NO_VERDICT, WRONG, Cell, cell_case, grid
+from reducer.shapes.grid import COMPILES, FAILS, NO_VERDICT, WRONG, Cell, cell_case, compiled_as_far_as, grid
 from reducer.shapes.report import plan_html, plan_markdown
 from reducer.toolchain.launch import compiles_here
 
@@ -140,7 +140,7 @@ def make_plan(
     jobs = options.settings.jobs
     with (
         compiler_for(options.settings) as (compiler, cache),
-        Oracle(Expectation("error"), jobs, compiler, cache=cache, counters=counters) as oracle,
+        Oracle(compiled_as_far_as(case), jobs, compiler, cache=cache, counters=counters) as oracle,
     ):
         on_stage(f"{len(lines)} calls on {', '.join(targets)}" + (" (Dask)" if options.executor == "dask" else ""))
         on_total(len(lines) * len(targets))

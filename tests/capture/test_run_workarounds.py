@@ -10,7 +10,7 @@ import pytest
 import yaml
 from graph_builder import Builder
 
-from reducer.capture.found import FLAGS_ENV, built, flag_attrs, write_case
+from reducer.capture.found import FLAGS_ENV, built, compile_env, flag_attrs, write_case
 from reducer.capture.run_workarounds import FUSION_OFF, candidates, try_flags
 from reducer.compile.sandbox import Outcome
 from reducer.inputs.kernel_meta import WrittenKernel
@@ -97,3 +97,10 @@ def test_a_kernel_the_run_built_is_checked_with_the_attrs_its_flags_gave_it(tmp_
     (kernel,) = built([WrittenKernel(written, _exp_graph(), compiled=True)], tmp_path, {"online_tuning": 2})
     crash = yaml.safe_load(write_case(kernel, {}, tmp_path / "case", "").read_text())
     assert crash["attrs"] == {"online_tuning": 2}
+
+
+def test_a_captured_case_keeps_the_variables_akg_reads_and_none_of_akg_reduces() -> None:
+    """A run started under akg-reduce (its cache, its sandbox variables set) is not a different compile."""
+    env = {"AKG_WHITE_LIST_PATH": "/repo", "AKG_REDUCE_CACHE": "/tmp/c.sqlite", "AKG_REDUCE_SANDBOX": "42",
+           "MS_DEV_DUMP_IR": "on", FLAGS_ENV: "--enable_cluster_ops=FloorDiv", "HOME": "/root"}  # fmt: skip
+    assert compile_env(env) == {"AKG_WHITE_LIST_PATH": "/repo", FLAGS_ENV: "--enable_cluster_ops=FloorDiv"}

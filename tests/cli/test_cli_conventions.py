@@ -22,9 +22,9 @@ from reducer.cli import COMMANDS, EXIT_CODES
 
 ENV_COMPILER = """import sys
 print("Traceback (most recent call last):")
-print('  File "/x/site-packages/mindspore/_akg/akg/ms/message.py", line 40, in compilewithjson')
-print("    import scipy")
-print("ModuleNotFoundError: No module named 'scipy'")
+print('  File "/x/site-packages/mindspore/_akg/akg/utils/kernel_exec.py", line 40, in build')
+print('  File "/usr/lib/python3.11/subprocess.py", line 1950, in _execute_child')
+print("FileNotFoundError: [Errno 2] No such file or directory: 'ccec'")
 sys.exit(1)
 """
 
@@ -158,11 +158,11 @@ def test_run_json_and_quiet(fake_case: Path, tmp_path: Path) -> None:
 
 @pytest.mark.timeout(240)
 def test_run_exits_5_when_the_failure_is_not_akgs(tmp_path: Path) -> None:
-    crash = write_case(tmp_path / "needs_scipy", compiler="env_compiler.py")
+    crash = write_case(tmp_path / "needs_ccec", compiler="env_compiler.py")
     (crash.parent / "env_compiler.py").write_text(ENV_COMPILER)
     run = reduce_cli(str(crash), "-o", str(tmp_path / "out"), "-j", "1", "--no-diagnosis")
     assert run.returncode == 5, run.stderr
-    assert "verdict: environment: the Python package `scipy`" in run.stdout
+    assert "verdict: environment: the program `ccec`" in run.stdout
 
 
 @pytest.mark.timeout(120)

@@ -94,3 +94,18 @@ def test_a_way_out_of_a_wrong_result_under_which_the_check_fails_is_no_way_out()
     assert found == []
     [tried] = [t for t in tries if t["name"] == "without `bad`"]
     assert tried["minimal"].startswith("no verdict: the Python reference raised"), tried
+
+
+def test_a_nights_recheck_whose_crash_no_tool_could_place_decides_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker without gdb (or a crash gdb could not read) dies with no frame: any crash would pass for it,
+    so it is neither the stored bug, nor another one, nor a changed one: an error naming why."""
+    monkeypatch.setattr(job, "compile_case", lambda *args, **kw: Outcome(-11, 11, False, False, 1.0, ""))
+    crash = write_case(tmp_path / "case")
+    segv = {"kind": "signal", "message": "SIGSEGV", "location": "", "frames": ["akg::ir::Pass::Run()"]}
+    stored = {**segv, "component": "", "raw": "", "target": "cpu", "format": SIGNATURE_FORMAT}
+    spec = {"path": str(crash), "action": RECHECK, "previous": stored, "previous_status": NEW, "out": str(tmp_path)}
+    result = run_case(spec)
+    assert result["status"] == ERROR and "where it died cannot be told" in str(result["error"]), result
+    assert result["signature"] == stored

@@ -205,3 +205,34 @@ def test_a_check_that_ends_before_its_first_record_is_never_akgs() -> None:
     assert signature_of(outcome("", -11, signal=signal.SIGSEGV, check=True), 60).kind is Kind.HARNESS
     compile_late = signature_of(outcome("", -9, timed_out=True), 5)
     assert compile_late.kind is Kind.TIMEOUT
+
+
+def _raised(code: str, filename: str) -> BaseException:
+    try:
+        exec(compile(code, filename, "exec"), {})
+    except Exception as exc:
+        return exc
+    raise AssertionError("it did not raise")
+
+
+def test_our_code_raising_while_akg_runs_is_ours_and_mindspores_is_akgs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """In the akg stage the check also poisons AKG's outputs and reads them back: an exception raised in the
+    check's own files is the harness's, one raised in MindSpore (AKG ships in it) AKG's, whatever called it."""
+    monkeypatch.syspath_prepend(str(Path(script("wire")).parent))
+    ours = _raised("None.shape", "/tmp/x/mismatch_run.py")
+    assert raised_by("akg", ours) == "harness" and raised_by("reference", ours) == "reference"
+    akgs = _raised("raise RuntimeError('Check failed')", "/venv/lib/site-packages/mindspore/_akg/akg/build.py")
+    assert raised_by("akg", akgs) == "akg"
+    assert raised_by("akg", _raised("1 / 0", "/usr/lib/python3.11/fractions.py")) == "akg"  # no owner: the stage's
+
+
+def test_a_check_stopped_after_its_verdict_keeps_its_verdict() -> None:
+    """The check compared and printed its verdict, then the runner was killed at its limit or cap (MindSpore
+    slow to exit): the verdict decides, never an AKG hang or memory bug; stopped between its comparison and the
+    verdict, it is the check's own failure."""
+    done = check_output("setup", "akg", "reference", "compare") + record("compare", compared=64, done=True) + "\n"
+    right = done + "AKG-REDUCE-CHECK match: every output within tolerance of the Python reference (64 elements)\n"
+    assert signature_of(outcome(right, -9, timed_out=True, check=True), 5).kind is Kind.NONE
+    assert signature_of(outcome(right, -9, out_of_memory=True, check=True), 5).kind is Kind.NONE
+    cut = signature_of(outcome(done, -9, timed_out=True, check=True), 5)
+    assert cut.kind is Kind.HARNESS and not cut.failed

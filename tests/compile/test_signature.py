@@ -30,6 +30,7 @@ from reducer.compile.signature import hang_signature, signature_of
 from reducer.core.case import Case, Expectation, TensorSpec
 from reducer.core.targets import AICORE
 from reducer.kernels.kinds import kind_of
+from reducer.toolchain.nvcc import STOPPED
 
 DATA = HERE / "data"
 
@@ -95,6 +96,15 @@ def test_a_hang_is_the_pass_it_hangs_in_whenever_the_stack_is_sampled() -> None:
 def test_mask_hides_numbers_addresses_and_paths_not_names() -> None:
     text = "unmapped index 0. name=placeholder(input_0_local, 0x5560) in /a/b/c.cc (3 vs. 2)"
     assert mask(text) == "unmapped index N. name=placeholder(input_0_local, ADDR) in PATH (N vs. N)"
+
+
+def test_mask_hides_a_kernels_hash_and_keeps_dtype_names() -> None:
+    """A kernel's name ends in a hash of its graph (it changes with every edit of the graph); `fp16`, `bf16`
+    and `i32` are dtypes, not generated names, and tell two messages apart."""
+    raw = "Fused_FloorDiv_Cast_fusion_11203348042722600623: no fp16 rule for cc7"
+    assert mask(raw) == "Fused_FloorDiv_Cast_fusion_N: no fp16 rule for ccN"
+    assert mask(raw.replace("fp16", "bf16")) != mask(raw)
+    assert re.search(message_regex(mask(raw)), raw.replace("11203348042722600623", "985"))
 
 
 def test_learned_expectation_rejects_another_check_or_place() -> None:
@@ -447,6 +457,17 @@ def test_one_kernel_wrong_at_two_sizes_is_one_bug_whatever_the_size_makes_of_its
 
 
 @pytest.mark.timeout(30)
+def test_a_reduction_of_wrong_values_never_slides_to_a_merely_imprecise_kernel() -> None:
+    """One id for a kernel on either side of the 1 % cut, but a reduction that keeps a kernel computing values
+    off by more never takes a candidate that is only imprecise: AKG's approximate float32 Exp alone is that,
+    and no bug. A reduction of an imprecise kernel takes either."""
+    ops = checked_ops(HYBRID_SUM, (4, 8))
+    values, precise = wrong_result("values", ops), wrong_result("precision", ops)
+    assert values.bug_id("cpu") == precise.bug_id("cpu")
+    assert not matches(precise, values.expectation()) and matches(values, precise.expectation())
+
+
+@pytest.mark.timeout(30)
 def test_signatures_are_equal_exactly_when_the_identity_says_one_bug() -> None:
     """`==`, sets and Counters agree with `same`: a check moved a line (other raw text, other frames' order)
     is one signature; another check in the same file is another; two crashes with no frame read are two."""
@@ -476,3 +497,58 @@ def test_a_place_spells_standard_types_without_their_default_arguments() -> None
         "std::vector<std::unique_ptr<akg::ir::StoragePlanRewriterCCE::StorageEntry>>&)"
     )
     assert crash_stack.function("f(std::vector<int, std::allocator<int> >)") != crash_stack.function("f(int)")
+
+
+@pytest.mark.timeout(30)
+def test_a_crash_in_a_passs_callback_is_placed_in_the_callback_not_in_the_walk() -> None:
+    """A lambda a pass hands to PostOrderVisit is named by the function it is in (a demangled lambda has
+    spaces inside its own parentheses, which are no return type); the walk that called it is machinery. Two
+    passes' callbacks are two bugs."""
+
+    def crash_in(function: str) -> Signature:
+        walk = "air::ir::IRApplyVisit::Visit(air::NodeRef const&)"
+        frames = [f"{function}::{{lambda(air::NodeRef const&)#1}}::operator()(air::NodeRef const&) const", walk]
+        return Signature(Kind.SIGNAL, "SIGSEGV", "", tuple(map(crash_stack.function, frames)))
+
+    reduce_axes = crash_in("akg::ir::CollectReduceAxes(air::Stmt const&)")
+    realize = crash_in("akg::ir::FindInnerRealize(air::Stmt const&)")
+    assert reduce_axes.place.startswith("akg::ir::CollectReduceAxes(air::Stmt&)::{lambda(air::NodeRef&)#1}")
+    assert not same(reduce_axes, realize) and reduce_axes.key() != realize.key()
+    assert crash_stack.bare("akg::ir::(anonymous namespace)::V::Visit_(air::ir::Call const*)") == (
+        "akg::ir::(anonymous namespace)::V::Visit_"
+    )
+
+
+NVCC_TRACE = 'Traceback (most recent call last):\n  File "/site/akg/tvm/contrib/nvcc.py", line 84, in compile_cuda\n'
+
+
+@pytest.mark.timeout(30)
+def test_what_the_machine_lacks_is_the_environment_and_what_ptxas_rejects_is_akgs() -> None:
+    """A compile that cannot import what it needs, or whose nvcc finds no usable gcc, says nothing of the
+    kernel; ptxas rejecting the kernel AKG generated (more shared memory than a GPU has) is AKG's bug, one bug
+    whatever the kernel's name."""
+    module = 'Traceback (most recent call last):\n  File "/site/akg/__init__.py", line 20, in <module>\n'
+    missing = signature_of(outcome(module + "ModuleNotFoundError: No module named 'decorator'\n"), 60)
+    assert missing.kind is Kind.ENVIRONMENT and "decorator" in missing.raw and not missing.failed
+    gcc = signature_of(outcome(NVCC_TRACE + "ValueError: gcc version is None, please install gcc 7.3 or later\n"), 60)
+    assert gcc.kind is Kind.ENVIRONMENT and "gcc" in gcc.message
+
+    def ptxas(kernel: str) -> Signature:
+        said = f"ptxas error   : Entry function '{kernel}' uses too much shared data (0x10000 bytes, 0xc000 max)"
+        return signature_of(outcome(NVCC_TRACE + f"RuntimeError: Compilation error:\n{said}\n"), 60)
+
+    rejected = ptxas("Fused_Mul_split_1234_kernel0")
+    assert rejected.kind is Kind.INVALID_CUDA and rejected.failed
+    assert rejected.message == "Entry function 'KERNEL' uses too much shared data (ADDR bytes, ADDR max)"
+    assert same(rejected, ptxas("Fused_Add_split_98_kernel0"))
+
+
+@pytest.mark.timeout(30)
+def test_a_compile_stopped_before_nvcc_is_no_error_akg_logged_and_recovered_from() -> None:
+    """AKG logs an error it recovers from (a tiling it retries), then the compile reaches nvcc, which the shim
+    stops: how far it got decides (codegen), not the recovered line; an error whose check raised still does."""
+    recovered = "[ERROR] AKG:2026-12-02-15:22:22.025.224 [tiling_utils.cc:193] [tiling] Check failed: x\n"
+    stopped = signature_of(outcome(recovered + NVCC_TRACE + f"RuntimeError: Compilation error:\n{STOPPED}\n"), 60)
+    assert stopped.kind is Kind.CODEGEN and not stopped.failed
+    raised = recovered + '  File "/src/poly/tiling/tiling_utils.cc", line 193\nTVMError: Check failed: x\n'
+    assert signature_of(outcome(raised + STOPPED + "\n"), 60).kind is Kind.ERROR

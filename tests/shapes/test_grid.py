@@ -9,11 +9,11 @@ from conftest import CORPUS
 
 from reducer.compile.identity import Kind, Signature
 from reducer.compile.sandbox import Outcome
-from reducer.core.case import Case, Expectation
+from reducer.core.case import Case, Expectation, TensorSpec
 from reducer.inputs.crash_yaml import load_case
 from reducer.inputs.shape_list import ShapeLine
 from reducer.search.oracle import Oracle
-from reducer.shapes.grid import COMPILES, FAILS, _compiled, grid
+from reducer.shapes.grid import COMPILES, FAILS, _compiled, compiled_as_far_as, grid
 from reducer.shapes.plan import distinct_bugs, pass_rates
 from reducer.shapes.report import compile_words, verdict_words
 from reducer.toolchain.nvcc import STOPPED
@@ -57,3 +57,18 @@ def test_crashes_whose_place_was_not_read_are_never_one_bug() -> None:
     assert [c.verdict for c in cells] == [FAILS] * 3
     assert cells[0].bug is None and cells[1].bug is None and "cannot be told" in cells[0].said
     assert [b.calls for b in distinct_bugs(cells)] == [1]  # only the placed crash is a bug
+
+
+def test_each_call_compiles_as_far_as_the_cases_failure_needs() -> None:
+    """An invalid-cuda case's calls run nvcc (it decides that bug: stopped before it, every call would pass
+    for "compiles up to nvcc"); every other case's stop where AKG's passes end."""
+    source = (
+        "def f(a):\n    b = output_tensor(a.shape, a.dtype)\n    for i in range(4):\n        b[i] = a[i]\n    return b"
+    )
+    case = Case("k", source, "f", (TensorSpec((4,), "float32"),), target="cuda")
+    invalid = case.with_(expect=Expectation("invalid-cuda", 'identifier "ccN" is undefined'))
+    with Oracle(compiled_as_far_as(invalid), compiler=lambda *a, **kw: None) as oracle:
+        assert not oracle.stop_at_codegen
+    for other in (case, case.with_(expect=Expectation("error", "Check failed"))):
+        with Oracle(compiled_as_far_as(other), compiler=lambda *a, **kw: None) as oracle:
+            assert oracle.stop_at_codegen
