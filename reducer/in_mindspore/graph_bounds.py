@@ -6,9 +6,12 @@ operands (their bounds pushed through the op: for elementwise ops the op evaluat
 operands' error intervals, so conditioning counts, cancellation in `a - b` included; for a sum the sum of the
 bounds; for a matrix product the products of values and bounds) and adds its own: LESS_ACCURATE times what
 MindSpore's own kernel of the op may be off (graph_numpy.mindspore_ulps), in units in the last place of the dtype
-the op computes in, and for a reduction or matrix product over n elements the rounding of n additions (n * u *
-sum |x|: the classic bound of recursive summation in the op's dtype, whatever order the kernel adds in; a
-float16 sum may be added in float16, which MindSpore's kernels do not but AKG's do).
+the op computes in (none for an op whose result needs no rounding: a floor, a floored quotient, a comparison, a
+maximum, a cast to an integer), and for a reduction or matrix product over n elements the rounding of n
+additions (n * u * sum |x|: the classic bound of recursive summation in the op's dtype, whatever order the
+kernel adds in; a float16 sum may be added in float16, which MindSpore's kernels do not but AKG's do). So an op
+of exact operands whose result needs no rounding is compared exactly: its error comes from the ops upstream,
+never from inside it.
 
 So a float32 result is held to float32's precision: an error of float16's size is far outside it, and so is
 one many times MindSpore's own. A boolean or integer result fed by float arithmetic (a comparison, a floor, a
@@ -34,10 +37,6 @@ def unit(dtype: Any) -> float:
     """The unit roundoff of a float dtype (half its epsilon); 0 for integers and booleans, which are exact."""
     dtype = np.dtype(dtype)
     return float(np.finfo(dtype).eps) / 2 if dtype.kind == "f" else 0.0
-
-
-def _renamed(op: dict[str, Any], name: str) -> dict[str, Any]:
-    return {**op, "name": name}
 
 
 def _stored(value: np.ndarray, dtype: np.dtype) -> np.ndarray:
@@ -77,14 +76,13 @@ def op_error(
     name = op["name"]
     dtype = op["output_desc"][0]["data_type"]
     u = unit(dtype)
-    magnitude = np.abs(np.nan_to_num(exact.astype(np.float64), posinf=0, neginf=0))
-    own = LESS_ACCURATE * graph_numpy.mindspore_ulps(name) * u * magnitude
+    own = LESS_ACCURATE * graph_numpy.mindspore_ulps(name, dtype) * u * graph_numpy.error_scale(name, exact, data)
     if name in graph_numpy.ELEMENTWISE:
         return _corners(op, data, errors, tensors, exact) + own
     if name in ("ReduceSum", "AddN", "MatMul", "BatchMatMul", "ReduceProd"):
         return _accumulated(op, data, errors, tensors, exact, u) + own
     if name in graph_numpy.REDUCE:  # max, min, all, any: an input's error moves the result at most as much
-        return np.asarray(graph_numpy.apply(_renamed(op, "ReduceMax"), errors, tensors), np.float64)
+        return np.asarray(graph_numpy.apply(graph_numpy.renamed(op, "ReduceMax"), errors, tensors), np.float64)
     if name == "Select":
         undecided = errors[0] >= 1
         picked = np.where(data[0].astype(bool), errors[1], errors[2])
@@ -109,7 +107,7 @@ def _accumulated(
         n = _reduced_count(data[0], exact)
         with np.errstate(divide="ignore", invalid="ignore"):
             relative = np.where(errors[0] > 0, errors[0] / np.abs(data[0]), 0.0)
-        return np.abs(exact) * (graph_numpy.apply(_renamed(op, "ReduceSum"), [relative], tensors) + n * u)
+        return np.abs(exact) * (graph_numpy.apply(graph_numpy.renamed(op, "ReduceSum"), [relative], tensors) + n * u)
     a, b = np.abs(data[0]), np.abs(data[1])  # MatMul, BatchMatMul: |A| E_B + E_A |B| + k u |A| |B|
     inner = graph_numpy.apply(op, [np.ones(a.shape), np.ones(b.shape)], tensors)
     carried = graph_numpy.apply(op, [a, errors[1]], tensors) + graph_numpy.apply(op, [errors[0], b], tensors)

@@ -82,10 +82,39 @@ ELEMENTWISE = frozenset(UNARY) | frozenset(BINARY)
 # within ACCURATE_ULPS of the exact result (SquaredDifference rounds twice).
 APPROXIMATE_ULPS = {"Exp": 21, "Tanh": 144}
 ACCURATE_ULPS = 2
+# Ops whose exact result needs no rounding in any dtype: an integer (a floor, a floored quotient, a comparison, a
+# test) or one of its operands, moved or signed. MindSpore's kernels of them are exact (the op matrix holds them
+# to 0 ulps, near integer ties included: MindSpore floors a float16 quotient it computed exactly, where rounding
+# it to float16 first moves 0.8 % of random quotients across an integer), so a right kernel gives the reference's
+# result wherever their operands are exact: they add no error of their own.
+EXACT = frozenset({
+    "Abs", "Neg", "Floor", "Ceil", "Round", "Sign", "ReLU", "Maximum", "Minimum", "FloorDiv", "Greater",
+    "GreaterEqual", "Less", "LessEqual", "Equal", "NotEqual", "LogicalNot", "LogicalAnd", "LogicalOr", "IsNan",
+    "IsInf", "IsFinite", "ZerosLike", "OnesLike", "StopGradient",
+})  # fmt: skip
 
 
-def mindspore_ulps(name: str) -> int:
-    """How many units in the last place MindSpore's own kernel of op `name` may be off the exact result."""
+# Remainders MindSpore computes as a - b * floor(a / b) (or trunc): rounded at the size of the dividend, not of the
+# remainder, which may cancel to nearly nothing (the op matrix: float64 FloorMod of -2.5 by 1 - 2**-53).
+AT_DIVIDEND = frozenset({"FloorMod", "Mod"})
+
+
+def error_scale(name: str, result: np.ndarray, data: list[np.ndarray]) -> np.ndarray:
+    """The size at which MindSpore's kernel of op `name` rounds its result: the result's own, but for a remainder
+    its dividend's where larger."""
+    size = np.abs(np.nan_to_num(np.asarray(result, np.float64), posinf=0, neginf=0))
+    if name in AT_DIVIDEND:
+        dividend = np.abs(np.nan_to_num(np.asarray(data[0], np.float64), posinf=0, neginf=0))
+        size = np.maximum(size, np.broadcast_to(dividend, size.shape))
+    return size
+
+
+def mindspore_ulps(name: str, out_dtype: Any = None) -> int:
+    """How many units in the last place MindSpore's own kernel of op `name` (giving `out_dtype`) may be off the
+    exact result: 0 for an op whose result needs no rounding (EXACT, and a cast to an integer or boolean dtype:
+    it truncates)."""
+    if name in EXACT or (name == "Cast" and out_dtype is not None and np.dtype(out_dtype).kind in "iub"):
+        return 0
     return APPROXIMATE_ULPS.get(name, ACCURATE_ULPS)
 
 
@@ -101,16 +130,6 @@ SUPPORTED = frozenset(UNARY) | frozenset(BINARY) | frozenset(REDUCE) | SHAPING
 def traps(a: Any, b: Any, dtype: str) -> bool:
     """Whether the integer division a / b in `dtype` traps: by zero, or the minimum by -1."""
     return b == 0 or (np.dtype(dtype).kind == "i" and b == -1 and a == np.iinfo(dtype).min)
-
-
-def _undefined_at_nan(result: np.ndarray, data: list[np.ndarray]) -> np.ndarray:
-    """NaN wherever an operand is NaN: MindSpore's own kernels give what they like there (ReLU 0, Maximum the
-    other operand, NaN / -0.0 -inf), so the result is undefined and not compared."""
-    nan = np.zeros(result.shape, bool)
-    for operand in data:
-        if operand.dtype.kind == "f":
-            nan |= np.broadcast_to(np.isnan(operand), result.shape)
-    return np.where(nan, np.nan, result)
 
 
 def unsupported(graph: dict[str, Any]) -> list[str]:
@@ -142,6 +161,11 @@ def _exact(array: np.ndarray) -> np.ndarray:
     return array.astype(np.float64) if array.dtype.kind == "f" else array
 
 
+def renamed(op: dict[str, Any], name: str) -> dict[str, Any]:
+    """`op` as another op of the same operands (a max as a sum, to reduce a mask the same way)."""
+    return {**op, "name": name}
+
+
 def _reduce(op: dict[str, Any], x: np.ndarray, axis: Any) -> np.ndarray:
     axes = tuple(range(x.ndim)) if axis in (None, []) else tuple(axis if isinstance(axis, list) else [axis])
     return REDUCE[op["name"]](x, axis=axes, keepdims=bool(_attr(op, "keep_dims")))
@@ -166,18 +190,45 @@ def _expand_dims(x: np.ndarray, axis: Any) -> np.ndarray:
 
 def _in_dtype_range(name: str, result: np.ndarray, data: list[np.ndarray], tensors: list[dict[str, Any]]) -> np.ndarray:
     """What MindSpore's kernels make of the limits of the operands' dtype: DivNoNan gives 0 for a divisor up to
-    the epsilon of the dtype it computes in (float16 in float32), not only for 0; a remainder whose quotient is
-    past the dtype's precision, or below its smallest normal number, is undefined (computed as a - b * trunc(a /
-    b), it keeps no digit)."""
+    the epsilon of the dtype it computes in (float16 in float32), not only for 0."""
     dtype = np.dtype(tensors[-1]["data_type"])
-    if dtype.kind != "f" or name not in ("DivNoNan", "FloorMod", "Mod"):
+    if dtype.kind != "f" or name != "DivNoNan":
         return result
-    info = np.finfo(dtype)
-    a, b = np.abs(data[0]), np.abs(data[1])
-    if name == "DivNoNan":
-        return np.where(b <= np.finfo(np.promote_types(dtype, np.float32)).eps, 0.0, result)
-    lost = (a >= b * 2.0 ** (info.nmant + 1)) | ((a != 0) & (a < b * float(info.tiny)))
-    return np.where(lost, np.nan, result)
+    return np.where(np.abs(data[1]) <= np.finfo(np.promote_types(dtype, np.float32)).eps, 0.0, result)
+
+
+# Reductions whose MindSpore kernels skip a NaN element (the op matrix): a slice with one is undefined.
+_NAN_SKIPPING = frozenset({"ReduceMax", "ReduceMin"})
+
+
+def undefined(
+    op: dict[str, Any], data: list[np.ndarray], tensors: list[dict[str, Any]], shape: tuple[int, ...]
+) -> np.ndarray:
+    """Where MindSpore's own kernel of `op` gives what it likes, so that a float result there is undefined and
+    not compared:
+    - an operand of an elementwise op is NaN (ReLU gives 0, Maximum the other operand, NaN / -0.0 -inf), or an
+      element of a max or min reduction's slice is (MindSpore's kernels skip it: the maximum of the others);
+    - a remainder (FloorMod, Mod) whose quotient is past the dtype's precision or below its smallest normal
+      number (computed as a - b * floor(a / b), it keeps no digit), or whose exact quotient lies within float64's
+      rounding of an integer: MindSpore floors the quotient it rounded, so the remainder lands on either side of
+      its jump by b (float64 operands only: a quotient of float32 or float16 operands is never that close)."""
+    name, found = op["name"], np.zeros(shape, bool)
+    if name in _NAN_SKIPPING and data[0].dtype.kind == "f":
+        return np.reshape(_reduce(renamed(op, "ReduceAny"), np.isnan(data[0]), _operand(op, "axis", tensors)), shape)
+    if name not in ELEMENTWISE:
+        return found
+    for operand in data:
+        if operand.dtype.kind == "f":
+            found |= np.broadcast_to(np.isnan(operand), shape)
+    dtype = np.dtype(tensors[-1]["data_type"])
+    if name in AT_DIVIDEND and dtype.kind == "f":
+        info = np.finfo(dtype)
+        a, b = np.abs(data[0]), np.abs(data[1])
+        found |= np.broadcast_to((a >= b * 2.0 ** (info.nmant + 1)) | ((a != 0) & (a < b * float(info.tiny))), shape)
+        quotient = np.asarray(data[0], np.longdouble) / np.asarray(data[1], np.longdouble)
+        off = np.abs(quotient - np.round(quotient))
+        found |= np.broadcast_to((off != 0) & (off <= np.abs(quotient) * np.finfo(np.float64).eps), shape)
+    return found
 
 
 def apply(op: dict[str, Any], data: list[np.ndarray], tensors: list[dict[str, Any]]) -> np.ndarray:
@@ -258,8 +309,8 @@ def evaluate(graph: dict[str, Any], inputs: list[np.ndarray], watch: Watcher | N
             if np.dtype(out["data_type"]).kind == "f":  # a float result is computed in float64 (Sqrt of an int)
                 data = [d.astype(np.float64) for d in data]
             result = np.asarray(apply(op, data, tensors))
-            if result.dtype.kind == "f" and op["name"] in ELEMENTWISE:
-                result = _undefined_at_nan(result, data)
+            if result.dtype.kind == "f":
+                result = np.where(undefined(op, data, tensors, result.shape), np.nan, result)
             if watch is not None:
                 watch(op, data, result)
             stored[out["tensor_name"]] = result.astype(out["data_type"]).reshape(out["shape"])

@@ -110,3 +110,35 @@ def test_a_cast_to_int_may_round_a_value_at_an_integer_either_way() -> None:
     assert list(bound >= 1) == [True, False, False, True]
     assert _verdict(graph, [xv], [np.array([0, 1, 0, 1], np.int32)])[0]
     assert not _verdict(graph, [xv], [np.array([1, 2, 0, 2], np.int32)])[0]
+
+
+def _floor_div_graph(dtype: str) -> dict:
+    b = Builder()
+    heights, sizes = b.input([64], dtype), b.input([64], dtype)
+    return b.graph([b.op("Cast", [b.op("FloorDiv", [heights, sizes], [64], dtype)], [64], "int32")])
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32"])
+def test_a_floored_quotient_of_exact_operands_is_compared_exactly(dtype: str) -> None:
+    """MindSpore floors the exact quotient (the op matrix: 0 ulps at quotients one step off an integer): a
+    kernel that rounds the quotient to the dtype first puts such an element one bin too high, which is wrong
+    however large the quotient; before, FloorDiv's own slack let any bin be one off."""
+    sizes = RNG.uniform(0.1, 0.5, 64).astype(dtype)
+    heights = np.nextafter((RNG.integers(1, 100, 64) * sizes.astype(np.float64)).astype(dtype), np.array(0, dtype))
+    graph = _floor_div_graph(dtype)
+    (right,), (bound,) = graph_bounds.evaluate(graph, [heights, sizes])
+    assert not bound.any()
+    rounded_first = np.floor((heights / sizes).astype(dtype)).astype(np.int32)
+    assert (rounded_first != right).any()
+    assert _verdict(graph, [heights, sizes], [right])[0]
+    assert not _verdict(graph, [heights, sizes], [rounded_first])[0]
+
+
+def test_a_floor_of_an_inexact_operand_may_still_go_either_way() -> None:
+    """The exact rule is about the op, not its operands: floor(x * 3) where x * 3 lands within float32
+    rounding of an integer keeps its slack (the error comes from the Mul upstream)."""
+    b = Builder()
+    x = b.input([2])
+    graph = b.graph([b.op("Floor", [b.op("Mul", [x, b.const(3.0, "float32")], [2])], [2])])
+    _, (bound,) = graph_bounds.evaluate(graph, [np.array([1 / 3, 0.1], np.float32)])
+    assert bound[0] >= 1 and bound[1] == 0

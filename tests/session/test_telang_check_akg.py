@@ -49,6 +49,17 @@ def test_a_telang_kernel_that_computes_right_is_right_at_every_element(name: str
 
 
 @pytest.mark.timeout(300)
+def test_a_float16_kernel_whose_own_run_overflows_is_right_where_it_does_not(tmp_path: Path) -> None:
+    """(x * 284) squared stored in float16 overflows where |x| > 0.66: plain TVM's float16 run gives inf or
+    inf - inf = NaN there, its float32 run numbers; any result is right there (AKG's own inlined float32 gives
+    x), so those elements are left out and the rest compared: right, not "computes wrong" at the NaNs."""
+    said = _check(ROOT / "tests" / "data" / "telang_fp16_overflow" / "crash.yaml", tmp_path)
+    assert "computes the same result as its reference" in said
+    compared = int(re.search(r"\((\d+) elements compared\)", said)[1])
+    assert 0.5 * 512 < compared < 512
+
+
+@pytest.mark.timeout(300)
 @pytest.mark.parametrize("info", ["te_scale.info", "ib_scale.info"])
 def test_a_kernel_mindspore_wrote_with_an_op_attr_is_right(info: str, tmp_path: Path) -> None:
     shutil.copy(MINDSPORE_WROTE / info, tmp_path / info)
