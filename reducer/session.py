@@ -101,6 +101,18 @@ class Reproduction:
     slowest: float  # seconds of the slowest probe compile
 
 
+def _cannot_compile_here(case: Case, met: Signature, probe: Oracle) -> str:
+    """Why this machine cannot compile `case`, and the attr that asks for what it lacks when there is one (an
+    attr without which the compile meets something else: `online_tuning` imports a tuner that is not
+    installed), found by compiling the case once without each attr."""
+    said = f"this machine cannot compile the case for {case.target}: {met.message}: {met.raw}"
+    for name in case.attrs:
+        without, _ = probe.run(case.with_(attrs={k: v for k, v in case.attrs.items() if k != name}))
+        if without.kind is not Kind.ENVIRONMENT:
+            return f"{said}; the attr `{name}` asks for it: leave it out, or install what it needs"
+    return said
+
+
 def original_signature(
     case: Case,
     runs: int = PROBE_RUNS,
@@ -118,11 +130,9 @@ def original_signature(
         raise NotFailingError(f"the original kernel is not valid: {exc}") from None
     with Oracle(case.expect or Expectation("error"), jobs, compiler, counters=counters) as probe:
         results = probe.run_many(case, runs)
-    signatures = [sig for sig, _ in results]
-    if signatures and all(s.kind is Kind.ENVIRONMENT for s in signatures):
-        raise EnvironmentBroken(
-            f"this machine cannot compile the case for {case.target}: {signatures[0].message}: {signatures[0].raw}"
-        )
+        signatures = [sig for sig, _ in results]
+        if signatures and all(s.kind is Kind.ENVIRONMENT for s in signatures):
+            raise EnvironmentBroken(_cannot_compile_here(case, signatures[0], probe))
     harness = [s for s in signatures if s.kind is Kind.HARNESS]
     if harness and not any(s.failed for s in signatures):
         raise CheckFailed(f"the wrong-result check failed, not AKG: {harness[0].message}: {harness[0].raw}")

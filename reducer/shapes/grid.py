@@ -21,13 +21,13 @@ COMPILES, FAILS, WRONG, INVALID, NO_VERDICT = "compiles", "fails", "wrong", "inv
 CHUNK = 8  # calls handed to the oracle at once, per job: the progress bar moves between chunks
 
 
-
 def compiled_as_far_as(case: Case) -> Expectation:
     """What the grid's oracle is told to expect, which decides how far each call compiles: as far as the case's
     own failure needs (nvcc, for an invalid-cuda case on a machine with it), else up to the code generator (a
     cuda call then "compiles up to nvcc (not run)": AKG's passes decide every other failure)."""
     needs = case.expect.kind if case.expect and case.expect.kind in set(Kind) else ""
     return Expectation(needs if needs and Kind(needs).needs_codegen else str(Kind.ERROR))
+
 
 @dataclass(frozen=True)
 class Cell:

@@ -17,11 +17,12 @@ from reducer.compile.identity import Signature
 from reducer.compile.sandbox import Outcome
 from reducer.compile.signature import signature_of
 from reducer.core.case import Case, Expectation, TensorSpec
+from reducer.core.errors import EnvironmentBroken
 from reducer.diagnosis.stage import failing_stage
 from reducer.diagnosis.triage import COMPILER_BUG, ENVIRONMENT, USAGE_ERROR, Triage, triage
 from reducer.inputs.load import load_input
 from reducer.search.oracle import Compiler, Oracle
-from reducer.session import Settings, compiler_for
+from reducer.session import Settings, compiler_for, original_signature
 
 pytestmark = [pytest.mark.akg, needs_akg]
 
@@ -63,11 +64,13 @@ def test_an_attr_akg_turns_down_is_a_usage_error(attrs: dict, named: str, fixed:
     assert "do not file it upstream" in found.advice
 
 
-def test_a_missing_optional_package_is_an_environment_problem() -> None:
-    found = verdict(add_case(attrs={"online_tuning": 1}))
-    assert found.verdict == ENVIRONMENT, found
-    assert "`auto_tune`" in found.reason and "`online_tuning`" in found.reason
-    assert found.advice.startswith("install `auto_tune`")
+def test_a_missing_optional_package_is_the_environment_and_the_attr_asking_for_it_is_named() -> None:
+    """`online_tuning` makes AKG import its tuner, which the wheel lacks: no AKG bug, refused before any
+    reduction, naming the module and the attr that asks for it."""
+    with pytest.raises(EnvironmentBroken) as refused:
+        original_signature(add_case(attrs={"online_tuning": 1}), runs=1)
+    said = str(refused.value)
+    assert "install auto_tune" in said and "the attr `online_tuning` asks for it" in said
 
 
 def test_a_missing_compiler_program_is_an_environment_problem() -> None:
