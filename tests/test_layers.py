@@ -120,9 +120,10 @@ PROGRAMS = ROOT / "in_mindspore"
 # repro.py registers a copy before it runs them). The op-semantics matrix holds the reference
 # against MindSpore's own kernels. The check of a dispatch plan draws inputs and builds Custom ops as the
 # wrong-result check does.
-SIBLINGS = {"mismatch_runner": {"mismatch_run", "wire"}, "mismatch_run": {"graph_bounds", "telang_plain", "wire"},
+SIBLINGS = {"mismatch_runner": {"mismatch_run", "wire"},
+            "mismatch_run": {"graph_bounds", "telang_numpy", "telang_plain", "wire"},
             "graph_numpy": set(), "graph_bounds": {"graph_numpy"}, "op_matrix": {"graph_numpy"},
-            "dispatch_check": {"mismatch_run"}, "telang_plain": set(),
+            "dispatch_check": {"mismatch_run"}, "telang_plain": set(), "telang_numpy": set(),
             "telang_probe": {"telang_plain", "wire"}}  # fmt: skip
 
 

@@ -6,8 +6,9 @@ compared with a reference. Prints the maximum error per output, the worst elemen
 - A fused graph, and a TeLang or ir_builder kernel (its Custom op's .info), is built by MindSpore's AKG
   (`akg.composite.build`, as its own composite tests do) and run through AKG's tvm CPU runtime (with the spec's
   "build" of AKG). A graph's reference is a numpy evaluation of its ops (graph_numpy.py beside this file,
-  independent of AKG's op_dsl); a TeLang kernel's is the same function built by plain TVM for the CPU, none of
-  AKG's passes (telang_plain.py beside this file).
+  independent of AKG's op_dsl); a TeLang kernel's is its compute definition evaluated in numpy (telang_numpy.py
+  beside this file), an ir_builder kernel's the same function built by plain TVM for the CPU, none of AKG's
+  passes (telang_plain.py beside it).
 Either is compared instead with the same kernel compiled by AKG with another attrs set when the spec says
 "against".
 
@@ -192,10 +193,11 @@ class Reference:
     """What AKG's results are compared with: per output, the reference's values (`want`), and how far a right
     result may lie from them beyond the output's tolerance: the error model's `bounds` (which replace the
     tolerance), or a `slack` added to it (how far the reference computed at the kernel's own precision lies
-    from the one computed wider). None: the tolerance alone."""
+    from the one computed wider). None: the tolerance alone. `name`: what computed it, when not what the spec
+    asked for (a fallback)."""
 
-    def __init__(self, want, bounds=None, slack=None):
-        self.want, self.bounds, self.slack = want, bounds, slack
+    def __init__(self, want, bounds=None, slack=None, name=""):
+        self.want, self.bounds, self.slack, self.name = want, bounds, slack, name
 
 
 def graph_reference(akg, spec, arrays):
@@ -207,11 +209,11 @@ def graph_reference(akg, spec, arrays):
 
 
 def telang_reference(akg, spec, arrays):
-    """The TeLang function built by plain TVM for the CPU (telang_plain.py beside this file), run on the inputs
-    widened (float16 to float32, float32 to float64) and as they are. The wide run is the reference; twice the
-    distance of the other from it is the slack: the rounding a right result at the kernel's own precision may
-    carry (a long float16 sum in order is off by more than float16's tolerance). A function that fixes its own
-    dtypes (a cast, a typed constant) may not run widened: then the run as it is, with no slack."""
+    """The TeLang or ir_builder function built by plain TVM for the CPU (telang_plain.py beside this file), run on
+    the inputs widened (float16 to float32, float32 to float64) and as they are. The wide run is the reference;
+    twice the distance of the other from it is the slack: the rounding a right result at the kernel's own
+    precision may carry (a long float16 sum in order is off by more than float16's tolerance). A function that
+    fixes its own dtypes (a cast, a typed constant) may not run widened: then the run as it is, with no slack."""
     import telang_plain
 
     def plain(values):
@@ -221,15 +223,39 @@ def telang_reference(akg, spec, arrays):
     declared = plain([a.copy() for a in arrays])
     wide = [a.astype(WIDER.get(str(a.dtype), a.dtype)) for a in arrays]
     if [w.dtype for w in wide] == [a.dtype for a in arrays]:
-        return Reference(declared)
+        return Reference(declared, name="plain TVM")
     try:
         widened = plain(wide)
     except Exception:
-        return Reference(declared)
+        return Reference(declared, name="plain TVM")
     if [w.shape for w in widened] != [d.shape for d in declared]:
-        return Reference(declared)
-    gaps = [np.abs(declared[i].astype(np.float64) - widened[i].astype(np.float64)) for i in range(len(declared))]
-    return Reference(widened, slack=[run_apart(gap) for gap in gaps])
+        return Reference(declared, name="plain TVM")
+    return Reference(widened, slack=_slack(declared, widened), name="plain TVM")
+
+
+def telang_numpy_reference(akg, spec, arrays):
+    """A TeLang kernel's results computed in numpy from its compute definition (telang_numpy.py beside this file:
+    no lowering, no code generation, nothing AKG's passes share), every float in float64 but where the kernel
+    casts; the same evaluation with each op rounded to its declared dtype gives the slack, as for plain TVM. A
+    kernel numpy has no rule for (an intrinsic it does not know) is built by plain TVM instead, named so."""
+    import telang_numpy
+    import telang_plain
+
+    function = (spec["source"], spec["function"], spec["func_type"])
+    shapes = [(a.shape, str(a.dtype)) for a in arrays]
+    placeholders, results = telang_plain.called(akg.tvm, *function, shapes, spec.get("op_attrs", {}))
+    try:
+        wide = telang_numpy.evaluate(akg.tvm, placeholders, results, arrays, wide=True)
+        declared = telang_numpy.evaluate(akg.tvm, placeholders, results, arrays, wide=False)
+    except telang_numpy.Unsupported as exc:
+        print(f"numpy cannot evaluate the kernel ({exc}): plain TVM's build is the reference")
+        return telang_reference(akg, spec, arrays)
+    return Reference(wide, slack=_slack(declared, wide))
+
+
+def _slack(declared, wide):
+    gaps = [np.abs(declared[i].astype(np.float64) - wide[i].astype(np.float64)) for i in range(len(declared))]
+    return [run_apart(gap) for gap in gaps]
 
 
 def run_apart(gap):
@@ -240,8 +266,9 @@ def run_apart(gap):
 
 
 WIDER = {"float16": "float32", "float32": "float64"}
-REFERENCES = {"graph_numpy": graph_reference, "telang_plain": telang_reference}  # the spec's "reference"
-REFERENCE_NAMES = {"graph_numpy": "numpy", "telang_plain": "plain TVM"}  # in the verdict line; else Python
+# The spec's "reference", and its name in the verdict line (else Python).
+REFERENCES = {"graph_numpy": graph_reference, "telang_numpy": telang_numpy_reference, "telang_plain": telang_reference}
+REFERENCE_NAMES = {"graph_numpy": "numpy", "telang_numpy": "numpy", "telang_plain": "plain TVM"}
 
 
 def composite_akg(build):
@@ -497,6 +524,7 @@ def check(spec, folder):
     progress = Progress(reference)
     try:  # exit 1 says "the bug reproduces": nothing but a real comparison may end with it
         got, expected, problems = run(spec, folder, progress)
+        reference = expected.name or reference  # a fallback says what it is
         progress.begin("compare")
         within, worst = compare(got, expected.want, allowances(spec, expected))
         for problem in problems:

@@ -94,9 +94,16 @@ def _scaled(need: Domain, factor: float) -> Domain:
 
 
 def _shifted(need: Domain, offset: float, sign: float = 1.0) -> Domain:
-    """The domain of x when sign * x + offset must lie in `need`."""
-    ends = sorted(((need.low - offset) * sign, (need.high - offset) * sign))
-    return Domain(ends[0], ends[1])
+    """The domain of x when sign * x + offset must lie in `need`. A non-zero need moves with the shift: x must
+    miss the point that lands on 0, so the domain keeps the wider side of it, one past it (a float may hold an
+    integer cast to it)."""
+    low, high = sorted(((need.low - offset) * sign, (need.high - offset) * sign))
+    zero_at = -offset * sign
+    if not need.nonzero or zero_at == 0 or not low <= zero_at <= high:
+        return Domain(low, high, need.nonzero and zero_at == 0)
+    if high - zero_at >= zero_at - low:
+        return Domain(zero_at + 1.0, high)
+    return Domain(low, zero_at - 1.0)
 
 
 def _by_constant(name: str, index: int, constant: float, need: Domain) -> Domain:
@@ -112,14 +119,47 @@ def _by_constant(name: str, index: int, constant: float, need: Domain) -> Domain
     return FREE
 
 
+PRODUCTS = frozenset({"Mul", "RealDiv", "Div", "ReduceProd"})
+SUMS = frozenset({"Add", "AddN", "ReduceSum"})
+
+
 def _both_operands(name: str, need: Domain) -> Domain:
-    """The need on each operand of a binary op of two tensors: a sum, product or quotient of positives is
-    positive, a product of non-zeros non-zero; nothing else is carried."""
-    if name in ("Add", "AddN", "Mul", "RealDiv", "Div", "ReduceSum", "ReduceProd") and need.positive:
-        return Domain(0.0, INF, need.nonzero) if need.low >= 0 else FREE
-    if name in ("Mul", "RealDiv", "Div", "ReduceProd") and need == NONZERO:
+    """The need on each operand of an op of tensors, where one choice of operands meets it: a product or
+    quotient of non-zeros is non-zero (of two within the root of a bound, within it); a sum, product or quotient
+    of non-negatives is non-negative (positive of positives), which meets any need a positive value meets; two
+    terms at least c > 0 (a product's also at least 1) stay at least c, each under half (a product's under the
+    root) of an upper bound under it, and any number of terms when there is no upper bound. Nothing else is
+    carried (left to chance)."""
+    low, high, nonzero = need.low, need.high, need.nonzero
+    if name == "Mul" and nonzero and low < 0 < high:
+        root = math.sqrt(min(-low, high))
+        return Domain(-root, root, True)
+    if name in PRODUCTS and need == NONZERO:
         return NONZERO
-    return FREE
+    if name == "Add" and low <= high / 2:
+        return Domain(max(low, 0.0), high / 2, nonzero and low <= 0)
+    if name == "Mul" and (low <= 0 or max(1.0, low) <= math.sqrt(high)):
+        return Domain(0.0, math.sqrt(high), nonzero) if low <= 0 else Domain(max(1.0, low), math.sqrt(high))
+    if high < INF:
+        return FREE
+    if low <= 0 and name in PRODUCTS | SUMS:
+        return Domain(0.0, INF, nonzero)
+    if name in SUMS:
+        return Domain(low, INF)
+    return Domain(max(1.0, low), INF) if name == "ReduceProd" else FREE
+
+
+def _cast_back(op: dict[str, Any], data: list[dict[str, Any]], need: Domain) -> Domain:
+    """A cast passes a need back, but a float cast to an integer truncates: the float must lie among the whole
+    numbers the need admits (from ceil(low) to floor(high)), and for a non-zero need at least 1 away from 0
+    (the positive side kept where there is one)."""
+    source, target = np.dtype(data[0]["data_type"]), np.dtype(op["output_desc"][0]["data_type"])
+    if source.kind != "f" or target.kind not in "iu":
+        return need
+    low, high = math.ceil(need.low) if need.low > -INF else -INF, math.floor(need.high) if need.high < INF else INF
+    if need.nonzero and low <= 0 <= high:
+        return Domain(1.0, high) if high >= 1 else Domain(low, -1.0)
+    return Domain(low, high)
 
 
 def _log(x: float) -> float:
@@ -130,11 +170,13 @@ UNARY_BACK: dict[str, Callable[[Domain], Domain]] = {
     "Neg": lambda d: Domain(-d.high, -d.low, d.nonzero),
     # exp(x) > 0 meets a positive need by itself
     "Exp": lambda d: FREE if d.positive else Domain(_log(d.low), _log(d.high) if d.high != INF else INF),
-    "Abs": lambda d: Domain(nonzero=d.nonzero) if d.positive else FREE,
-    "Square": lambda d: Domain(nonzero=d.nonzero) if d.positive else FREE,
+    # |x| and x * x meet a positive need by any non-zero x, a bound above 0 on the positive side
+    "Abs": lambda d: Domain(nonzero=d.nonzero) if d.positive else Domain(d.low, d.high) if d.low > 0 else FREE,
+    "Square": lambda d: (
+        Domain(nonzero=d.nonzero) if d.positive else Domain(math.sqrt(d.low), math.sqrt(d.high)) if d.low > 0 else FREE
+    ),
     "Sqrt": lambda d: Domain(0.0, INF, d.nonzero) if d.positive else Domain(max(d.low, 0.0) ** 2, d.high**2),
     "Sigmoid": lambda d: FREE,  # in (0, 1): meets a positive need; a narrower one it cannot carry back
-    "Cast": lambda d: d,
 }
 
 
@@ -147,6 +189,8 @@ def _carried(op: dict[str, Any], index: int, data: list[dict[str, Any]], need: D
         return need if index > 0 else FREE
     if name in PASSING:
         return need
+    if name == "Cast":
+        return _cast_back(op, data, need)
     if name in UNARY_BACK:
         return UNARY_BACK[name](need)
     if len(data) == 2 and name in graph_numpy.BINARY:

@@ -7,10 +7,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from graph_builder import Builder
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from reducer.in_mindspore import graph_numpy
 from reducer.in_mindspore.mismatch_run import make_inputs
-from reducer.kernels.graph_domains import POSITIVE, Domain, input_domains
+from reducer.kernels.graph_domains import NEEDS, POSITIVE, Domain, input_domains
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -68,3 +70,66 @@ def test_inputs_without_a_domain_are_drawn_as_before() -> None:
     before = [rng.uniform(-1, 1, (3, 5)).astype("float16"), rng.randint(-8, 9, 7), rng.randint(0, 9, 4)]
     for got, want in zip(make_inputs(specs, 0), before, strict=True):
         assert np.array_equal(got, want)
+
+
+# Property: over random chains of the ops the rules carry a lower bound through (products and sums of tensors,
+# shifts by constants and scales by positive ones, casts both ways, Exp, Abs, Square), every input the check
+# draws in its domain keeps every op that needs something of its operand (a positive Log, a non-zero divisor)
+# defined. What the rules leave to chance: a quotient of tensors carries positivity and non-zero only, and a
+# product or sum of tensors no upper bound (after a negation or `c - x`).
+CARRIED_BINARY = ["Mul", "Add"]
+PASSED_UNARY = ["Exp", "Abs", "Square"]
+NEEDING = {"Log": "float32", "Sqrt": "float32", "Reciprocal": "float32", "FloorDiv": "int32", "RealDiv": "float32"}
+
+
+@st.composite
+def chains(draw: st.DrawFn) -> dict:
+    b = Builder()
+    dtype = draw(st.sampled_from(["float32", "int32"]))
+    tensors = [b.input([64], dtype), b.input([64], dtype)]
+    for _ in range(draw(st.integers(1, 4))):
+        x = draw(st.sampled_from(tensors))
+        step = draw(st.sampled_from(["binary", "constant", "unary", "cast"]))
+        if step == "binary":
+            name = draw(st.sampled_from(CARRIED_BINARY))
+            same = [t for t in tensors if t["data_type"] == x["data_type"]]
+            tensors.append(b.op(name, [x, draw(st.sampled_from(same))], [64], x["data_type"]))
+        elif step == "constant":
+            name = draw(st.sampled_from(["Add", "Sub", "Mul"]))
+            value = draw(st.integers(1, 3) if name == "Mul" else st.integers(-3, 3))
+            const = b.const(float(value) if x["data_type"] == "float32" else value, x["data_type"])
+            ordered = [const, x] if name != "Sub" and draw(st.booleans()) else [x, const]
+            tensors.append(b.op(name, ordered, [64], x["data_type"]))
+        elif step == "unary" and x["data_type"] == "float32":
+            tensors.append(b.op(draw(st.sampled_from(PASSED_UNARY)), [x], [64], "float32"))
+        else:
+            other = "int32" if x["data_type"] == "float32" else "float32"
+            tensors.append(b.op("Cast", [x], [64], other, dst_type=other))
+    x = tensors[-1]
+    need = draw(st.sampled_from(sorted(n for n, d in NEEDING.items() if d == x["data_type"])))
+    if need in ("FloorDiv", "RealDiv"):
+        dividend = draw(st.sampled_from([t for t in tensors if t["data_type"] == x["data_type"]]))
+        out = b.op(need, [dividend, x], [64], x["data_type"])
+    else:
+        out = b.op(need, [x], [64], "float32")
+    return b.graph([out])
+
+
+def _operands_meet_their_needs(graph: dict, inputs: list[np.ndarray]) -> list[str]:
+    broken: list[str] = []
+
+    def watch(op: dict, data: list[np.ndarray], result: np.ndarray) -> None:
+        for index, need in NEEDS.get(op["name"], {}).items():
+            value = np.asarray(data[index], np.float64)
+            outside = (value < need.low) | (value > need.high) | ((value == 0) if need.nonzero else False)
+            if outside.any():
+                broken.append(f"{op['name']} operand {index}: {value[outside][:3]} outside {need}")
+
+    graph_numpy.evaluate(graph, inputs, watch)
+    return broken
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(chains())
+def test_a_drawn_input_never_leaves_an_ops_domain(graph: dict) -> None:
+    assert _operands_meet_their_needs(graph, _drawn(graph)) == []
