@@ -1,7 +1,8 @@
 """The wrong-result check judged on kernels whose truth is known: the fused graphs MindSpore 2.10 wrote from its
 own graph-kernel test nets (tests/data/graphs, each net passing on CPU), the corpus's wrong kernels, the
-TeLang kernels of tests/data/telang_right and the TeLang and ir_builder .info files MindSpore wrote
-(tests/data/custom_attrs), all right on CPU, and any .info or crash.yaml named. Each is checked once by
+TeLang kernels of tests/data/telang_right and tests/data/telang_fp16_overflow, the TeLang and ir_builder .info
+files MindSpore wrote (tests/data/custom_attrs) and the graphs of tests/data/exact_right (at integer ties, and
+a divisor that is a product), all right on CPU, and any .info or crash.yaml named. Each is checked once by
 `reduce check` (the real AKG, seed 0); the table gives the verdict, what it compared and what was expected of
 it, and the counts of false alarms, misses and "not checked" at the end.
 
@@ -33,6 +34,7 @@ APPROXIMATED = {"Exp", "Tanh"}  # AKG 2.10's float32 kernels of these are far le
 
 def cases() -> list[Path]:
     graphs = sorted((ROOT / "tests" / "data" / "graphs").glob("*.info"))
+    graphs += sorted((ROOT / "tests" / "data" / "exact_right").glob("*.info"))  # at integer ties, through products
     mindspore_wrote = sorted((ROOT / "tests" / "data" / "custom_attrs").glob("*.info"))
     telang = [*sorted(RIGHT_TELANG.glob("*/crash.yaml")), OVERFLOWING, *mindspore_wrote]
     wrong = [p for p in sorted((ROOT / "corpus").glob("*/crash.yaml")) if "mismatch" in p.read_text()]
