@@ -1,11 +1,12 @@
 """How the TeLang reference computed in numpy from the compute definition (reducer/in_mindspore/telang_numpy.py)
 agrees with the one it replaced, plain TVM's build of the same function (telang_plain.py: AKG's `tvm` without
 AKG's passes), on every TeLang and ir_builder kernel of the repository (corpus/, bench/held_out/, tests/data/ but
-the truth set, whose kernels kill TVM's constant folder): both run widened on the inputs the wrong-result check
-draws (seed 0), or as drawn for a function that fixes its own dtypes (plain TVM cannot widen it; numpy computes it
-in float64 all the same). Per kernel: elements, the largest difference in units of the output dtype's tolerance
-(mismatch_run.TOLERANCE, times 1 + |plain TVM|), and how many elements differ by more than one such unit
-(disagreements, each to be explained), or why numpy could not evaluate it (then the check uses plain TVM).
+the truth set, whose kernels kill TVM's constant folder), on the inputs the wrong-result check draws (seed 0):
+numpy as the check runs it (the function at its own dtypes, every float computed in float64), plain TVM on the
+inputs widened, or as drawn for a function that fixes its own dtypes (plain TVM cannot widen it). Per kernel:
+elements, the largest difference in units of the output dtype's tolerance (mismatch_run.TOLERANCE, times
+1 + |plain TVM|), and how many elements differ by more than one such unit (disagreements, each to be
+explained), or why numpy could not evaluate it (then the check uses plain TVM).
 
 Usage: python bench/telang_references.py [crash.yaml or .info ...]
 """
@@ -55,10 +56,11 @@ def row(path: Path, tvm) -> str | None:
     except Exception:  # a function that fixes its own dtypes does not build widened: both as declared
         values, how = arrays, "as declared"
         plain = telang_plain.run_plain(tvm, *function, spec.get("op_attrs", {}), values, spec["run_target"])
-    shapes = [(a.shape, str(a.dtype)) for a in values]
+    # numpy as the check runs it: the function at its own dtypes, evaluated wide
+    shapes = [(a.shape, str(a.dtype)) for a in arrays]
     placeholders, results = telang_plain.called(tvm, *function, shapes, spec.get("op_attrs", {}))
     try:
-        ours = telang_numpy.evaluate(tvm, placeholders, results, values, wide=True)
+        ours = telang_numpy.evaluate(tvm, placeholders, results, arrays, wide=True)
     except telang_numpy.Unsupported as exc:
         return f"| {name} | {spec['func_type']} | {how} | - | - | - | numpy: {exc} |"
     elements, worst, off = 0, 0.0, 0

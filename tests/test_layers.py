@@ -121,7 +121,7 @@ PROGRAMS = ROOT / "in_mindspore"
 # against MindSpore's own kernels. The check of a dispatch plan draws inputs and builds Custom ops as the
 # wrong-result check does.
 SIBLINGS = {"mismatch_runner": {"mismatch_run", "wire"},
-            "mismatch_run": {"graph_bounds", "telang_numpy", "telang_plain", "wire"},
+            "mismatch_run": {"graph_bounds", "graph_numpy", "telang_numpy", "telang_plain", "wire"},
             "graph_numpy": set(), "graph_bounds": {"graph_numpy"}, "op_matrix": {"graph_numpy"},
             "dispatch_check": {"mismatch_run"}, "telang_plain": set(), "telang_numpy": set(),
             "telang_probe": {"telang_plain", "wire"}}  # fmt: skip

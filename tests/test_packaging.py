@@ -14,6 +14,10 @@ from conftest import ROOT, write_case
 
 import reducer
 
+# One worker builds the wheel: pip builds it in this checkout's build/, which two builds at once tear apart
+# (a module fixture runs once per xdist worker that gets one of these tests).
+pytestmark = pytest.mark.xdist_group("wheel_from_checkout")
+
 
 def run(command: list[str], cwd: Path, timeout: float = 600) -> subprocess.CompletedProcess[str]:
     return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=timeout)

@@ -52,13 +52,14 @@ class _Evaluator:
         return np.dtype("float64") if self.wide and dtype.kind == "f" else dtype
 
     def as_dtype(self, value, dtype):
-        return np.asarray(value).astype(self.compute_dtype(dtype))
+        """`value` as its dtype holds it (a float16 constant rounded to float16), then in the compute dtype."""
+        return np.asarray(value).astype(_np_dtype(dtype)).astype(self.compute_dtype(dtype))
 
     def tensor(self, op, index):
         key = (hash(op), index)
         if key not in self.tensors:
-            if isinstance(op, self.tvm.tensor.PlaceholderOp):
-                self.tensors[key] = self.placeholders[hash(op)]
+            if isinstance(op, self.tvm.tensor.PlaceholderOp):  # widened like every value, as the kernel reads it
+                self.tensors[key] = self.as_dtype(self.placeholders[hash(op)], op.dtype)
             elif isinstance(op, self.tvm.tensor.ComputeOp):
                 for i in range(len(op.body)):
                     self.tensors[(hash(op), i)] = self.stage(op, i)
@@ -103,10 +104,13 @@ class _Evaluator:
         combiner = node.combiner
         if len(combiner.result) != 1:
             raise Unsupported("a reduction of several values at once")
-        kind = type(combiner.result[0]).__name__
+        result, lhs, rhs = combiner.result[0], combiner.lhs[0], combiner.rhs[0]
+        kind = type(result).__name__
         folds = {"Add": np.add, "Mul": np.multiply, "Max": np.maximum, "Min": np.minimum}
-        if kind not in folds:
-            raise Unsupported(f"a reduction combining by {kind}")
+        a, b = getattr(result, "a", None), getattr(result, "b", None)  # a reducer that is Op(x, y) itself
+        plain = a is not None and ((a.same_as(lhs) and b.same_as(rhs)) or (a.same_as(rhs) and b.same_as(lhs)))
+        if kind not in folds or not plain:
+            raise Unsupported(f"a reduction combining by {result}")
         identity = self.value(combiner.identity_element[0], {}, 0)
         folded = np.where(condition, source, identity).astype(self.compute_dtype(node.dtype))
         terms = folded.reshape((*folded.shape[:rank], -1))  # the reduce axes as one, in TVM's loop order
@@ -127,7 +131,9 @@ class _Evaluator:
             inner = self.value(node.value, env, rank)
             target = _np_dtype(dtype)
             with np.errstate(all="ignore"):
-                if target.kind in "iub" and np.asarray(inner).dtype.kind == "f":
+                if target.kind == "b":  # TVM's cast to bool is x != 0
+                    inner = np.asarray(inner) != 0
+                elif target.kind in "iu" and np.asarray(inner).dtype.kind == "f":
                     inner = np.trunc(inner)
                 return np.asarray(inner).astype(target).astype(self.compute_dtype(dtype))
         if isinstance(node, e.Reduce):
@@ -180,13 +186,24 @@ class _Evaluator:
                 raise Unsupported(f"an operator of kind {type(node).__name__}")
             return np.asarray(result).astype(self.compute_dtype(node.dtype))
 
+    def reads_data(self, expr):
+        """Whether `expr` reads a tensor (an index the data decides, not the axes)."""
+        found = []
+        self.tvm.ir_pass.PostOrderVisit(
+            expr, lambda n: found.append(n) if isinstance(n, self.e.Call) and n.call_type == HALIDE else None
+        )
+        return bool(found)
+
     def call(self, node, env, rank):
         if node.call_type == HALIDE:
             source = self.tensor(node.func, node.value_index)
             index = []
             for axis, arg in enumerate(node.args):
                 where = np.asarray(self.value(arg, env, rank)).astype(np.int64)
-                index.append(np.clip(where, 0, source.shape[axis] - 1))  # out of range: a branch not taken
+                clipped = np.clip(where, 0, source.shape[axis] - 1)  # out of range: a branch not taken
+                if self.reads_data(arg) and (clipped != where).any():  # the probe bounds only reads of axes
+                    raise Unsupported("a read at an index the data decides falls outside its tensor")
+                index.append(clipped)
             return source[tuple(np.broadcast_arrays(*index))] if index else source
         name = node.name
         if name == "tvm_if_then_else":

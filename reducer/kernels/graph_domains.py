@@ -95,21 +95,27 @@ def _scaled(need: Domain, factor: float) -> Domain:
 
 def _shifted(need: Domain, offset: float, sign: float = 1.0) -> Domain:
     """The domain of x when sign * x + offset must lie in `need`. A non-zero need moves with the shift: x must
-    miss the point that lands on 0, so the domain keeps the wider side of it, one past it (a float may hold an
-    integer cast to it)."""
+    miss the point that lands on 0, so the domain keeps the wider side of it, a step past it: 1, or an eighth
+    of that side when it is narrower (an integer drawn there is rounded up past the point all the same)."""
     low, high = sorted(((need.low - offset) * sign, (need.high - offset) * sign))
     zero_at = -offset * sign
     if not need.nonzero or zero_at == 0 or not low <= zero_at <= high:
         return Domain(low, high, need.nonzero and zero_at == 0)
-    if high - zero_at >= zero_at - low:
-        return Domain(zero_at + 1.0, high)
-    return Domain(low, zero_at - 1.0)
+    above, below = high - zero_at, zero_at - low
+    if above >= below:
+        return Domain(zero_at + min(1.0, above / 8), high)
+    return Domain(low, zero_at - min(1.0, below / 8))
 
 
-def _by_constant(name: str, index: int, constant: float, need: Domain) -> Domain:
-    """The need on operand `index` of a binary op whose other operand is `constant`."""
+def _by_constant(name: str, index: int, constant: float, need: Domain, integer: bool) -> Domain:
+    """The need on operand `index` (of an integer dtype or not) of a binary op whose other operand is
+    `constant`. An integer quotient truncates toward 0: it is non-zero only for a dividend at least |c| from
+    0 (the positive side is kept)."""
     if name == "Mul":
         return _scaled(need, constant)
+    if name in ("RealDiv", "Div") and index == 0 and integer:
+        scaled = _scaled(Domain(need.low, need.high), 1 / constant) if constant else FREE
+        return scaled.meet(Domain(abs(constant), INF)) if need.nonzero else scaled
     if name in ("RealDiv", "Div") and index == 0:
         return _scaled(need, 1 / constant) if constant else FREE
     if name == "Add":
@@ -123,7 +129,7 @@ PRODUCTS = frozenset({"Mul", "RealDiv", "Div", "ReduceProd"})
 SUMS = frozenset({"Add", "AddN", "ReduceSum"})
 
 
-def _both_operands(name: str, need: Domain) -> Domain:
+def _both_operands(name: str, need: Domain, integer: bool) -> Domain:
     """The need on each operand of an op of tensors, where one choice of operands meets it: a product or
     quotient of non-zeros is non-zero (of two within the root of a bound, within it); a sum, product or quotient
     of non-negatives is non-negative (positive of positives), which meets any need a positive value meets; two
@@ -131,6 +137,8 @@ def _both_operands(name: str, need: Domain) -> Domain:
     root) of an upper bound under it, and any number of terms when there is no upper bound. Nothing else is
     carried (left to chance)."""
     low, high, nonzero = need.low, need.high, need.nonzero
+    if integer and name in PRODUCTS - {"Mul"}:  # an integer quotient truncates to 0: no need carried
+        return FREE
     if name == "Mul" and nonzero and low < 0 < high:
         root = math.sqrt(min(-low, high))
         return Domain(-root, root, True)
@@ -193,11 +201,15 @@ def _carried(op: dict[str, Any], index: int, data: list[dict[str, Any]], need: D
         return _cast_back(op, data, need)
     if name in UNARY_BACK:
         return UNARY_BACK[name](need)
+    integer = np.dtype(data[index]["data_type"]).kind in "iu"
     if len(data) == 2 and name in graph_numpy.BINARY:
         constant = _constant(data[1 - index])
         if constant is not None:
-            return _by_constant(name, index, constant, need)
-    return _both_operands(name, need)
+            return _by_constant(name, index, constant, need, integer)
+    if integer and name == "Mul" and need.nonzero:  # factors small enough that their product cannot wrap to 0
+        root = math.isqrt(int(np.iinfo(np.dtype(data[index]["data_type"])).max))
+        return _both_operands(name, need, integer).meet(Domain(-root, root, True))
+    return _both_operands(name, need, integer)
 
 
 def input_domains(graph: dict[str, Any]) -> list[Domain]:

@@ -11,6 +11,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pytest
 from conftest import needs_akg
 
@@ -21,7 +22,7 @@ from reducer.compile.signature import signature_of
 from reducer.core.case import Expectation
 from reducer.core.errors import CheckFailed
 from reducer.in_mindspore import script
-from reducer.in_mindspore.mismatch_run import raised_by
+from reducer.in_mindspore.mismatch_run import raised_by, refuse_trapping_inputs
 from reducer.inputs.load import load_input
 from reducer.inputs.shape_list import ShapeLine
 from reducer.session import original_signature
@@ -236,3 +237,25 @@ def test_a_check_stopped_after_its_verdict_keeps_its_verdict() -> None:
     assert signature_of(outcome(right, -9, out_of_memory=True, check=True), 5).kind is Kind.NONE
     cut = signature_of(outcome(done, -9, timed_out=True, check=True), 5)
     assert cut.kind is Kind.HARNESS and not cut.failed
+
+
+def test_inputs_under_which_an_integer_division_traps_are_the_checks_failure_before_akg_runs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """AKG's kernel would die of SIGFPE dividing an int32 by a drawn 0 (a need no domain rule carried): the
+    check refuses while it sets up, so the crash is never run, nor taken for AKG's."""
+    monkeypatch.syspath_prepend(str(Path(script("wire")).parent))  # the check imports graph_numpy beside it
+    graph = {
+        "input_desc": [[{"tensor_name": "a", "data_type": "int32", "shape": [3]}],
+                       [{"tensor_name": "b", "data_type": "int32", "shape": [3]}]],
+        "op_desc": [{"name": "FloorDiv", "attr": None,
+                     "input_desc": [[{"tensor_name": "a", "data_type": "int32", "shape": [3]}],
+                                    [{"tensor_name": "b", "data_type": "int32", "shape": [3]}]],
+                     "output_desc": [{"tensor_name": "q", "data_type": "int32", "shape": [3]}]}],
+        "output_desc": [{"tensor_name": "q", "data_type": "int32", "shape": [3]}],
+    }  # fmt: skip
+    a, b = np.array([4, 5, 6], np.int32), np.array([2, 0, 3], np.int32)
+    with pytest.raises(ValueError, match=r"integer division trap \(FloorDiv at 1 elements\)"):
+        refuse_trapping_inputs(graph, [a, b])
+    refuse_trapping_inputs(graph, [a, np.array([2, 1, 3], np.int32)])
+    assert raised_by("setup", ValueError("trap")) == "harness"

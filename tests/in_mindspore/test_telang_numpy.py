@@ -87,3 +87,44 @@ def test_a_kernel_of_statements_is_refused_by_name(tvm) -> None:
     placeholders, results = telang_plain.called(tvm, IR_BUILDER, "copy", "ir_builder", [(x.shape, "float32")], {})
     with pytest.raises(telang_numpy.Unsupported, match="ir_builder or extern"):
         telang_numpy.evaluate(tvm, placeholders, results, [x], True)
+
+
+QUOTIENT = """def floored(a, b):
+    return tvm.compute(a.shape, lambda i: tvm.floor(a[i] / b[i]), name="q")
+"""
+AS_BOOL = """def nonzero(a):
+    return tvm.compute(a.shape, lambda i: a[i].astype("bool").astype("float32"), name="n")
+"""
+TYPED_CONSTANT = """def scaled_floor(x):
+    return tvm.compute(x.shape, lambda i: tvm.floor(x[i] * tvm.const(7.7, "float16")), name="f")
+"""
+CUSTOM_REDUCER = """def weighted(x):
+    k = tvm.reduce_axis((0, x.shape[1]), name="k")
+    r = tvm.comm_reducer(lambda a, b: a + b * tvm.const(2, x.dtype), lambda t: tvm.const(0, t), name="r")
+    return tvm.compute((x.shape[0],), lambda i: r(x[i, k], axis=k), name="w")
+"""
+GATHER = """def gather(x, idx):
+    return tvm.compute(idx.shape, lambda i: x[idx[i]], name="g")
+"""
+
+
+def test_the_wide_run_widens_inputs_and_keeps_what_the_kernel_declares(tvm) -> None:
+    """A float16 quotient of two inputs is exact in the wide run (rounding it first puts -9.0032 at -9); a
+    cast to bool is `!= 0`; a float16 constant is the float16 value (7.7 is 7.69921875)."""
+    a, b = np.array([-0.51709], np.float16), np.array([0.057434], np.float16)
+    assert _run(tvm, QUOTIENT, "floored", [a, b])[0][0] == np.floor(a[0].astype(np.float64) / b[0])
+    assert list(_run(tvm, AS_BOOL, "nonzero", [np.array([0.5, 0, -0.3, 2], np.float32)])[0]) == [1, 0, 1, 1]
+    x = np.array([0.1299], np.float16)
+    exact = float(x[0]) * float(np.float16(7.7))
+    assert _run(tvm, TYPED_CONSTANT, "scaled_floor", [x])[0][0] == np.floor(exact) == 0
+
+
+def test_what_it_cannot_mean_as_tvm_means_it_is_refused_not_guessed(tvm) -> None:
+    """A reducer that is not one plain op of its two arguments, and a read at an index the data decides that
+    falls outside the tensor (the probe bounds only reads of axes), are Unsupported: plain TVM decides."""
+    with pytest.raises(telang_numpy.Unsupported, match="reduction combining"):
+        _run(tvm, CUSTOM_REDUCER, "weighted", [np.ones((2, 3), np.float32)])
+    x, inside = np.arange(10, 50, 10, dtype=np.float32), np.array([0, 2, 3], np.int32)
+    assert list(_run(tvm, GATHER, "gather", [x, inside])[0]) == [10, 30, 40]
+    with pytest.raises(telang_numpy.Unsupported, match="index the data decides"):
+        _run(tvm, GATHER, "gather", [x, np.array([-3, 0, 9], np.int32)])

@@ -4,6 +4,8 @@ defined, so its reference is a number everywhere and the check compares every el
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import pytest
 from graph_builder import Builder
@@ -133,3 +135,33 @@ def _operands_meet_their_needs(graph: dict, inputs: list[np.ndarray]) -> list[st
 @given(chains())
 def test_a_drawn_input_never_leaves_an_ops_domain(graph: dict) -> None:
     assert _operands_meet_their_needs(graph, _drawn(graph)) == []
+
+
+def _divisor_domain(divisor: Callable[[Builder, dict], dict], dtype: str) -> Domain:
+    b = Builder()
+    x, y = b.input([64], dtype), b.input([64], dtype)
+    graph = b.graph([b.op("FloorDiv", [x, divisor(b, y)], [64], dtype)])
+    return input_domains(graph)[1]
+
+
+def test_an_integer_quotient_carries_no_non_zero_need_and_a_narrow_product_keeps_from_wrapping() -> None:
+    """y / 2 of integers is 0 for |y| < 2, so a non-zero need asks |y| >= 2; y / z of tensors truncates to 0
+    for any |y| < |z|, so nothing is carried (left to chance, and a division that then traps is the check's
+    failure); an int8 product of non-zeros keeps its factors within the root of 127."""
+    by_two = _divisor_domain(lambda b, y: b.op("RealDiv", [y, b.const(2, "int32")], [64], "int32"), "int32")
+    assert by_two.low >= 2
+    dividend = _divisor_domain(lambda b, y: b.op("RealDiv", [y, b.input([64], "int32")], [64], "int32"), "int32")
+    assert dividend.free
+    square = _divisor_domain(lambda b, y: b.op("Mul", [y, y], [64], "int8"), "int8")
+    assert square.nonzero and square.high <= 11 and square.low >= -11
+
+
+def test_a_drawn_input_stays_inside_a_domain_away_from_the_default_range() -> None:
+    """Asin(4 * (x - 2)) needs x in [1.75, 2.25]: the draw stays inside it, not a unit past its edge."""
+    b = Builder()
+    x = b.input([4096])
+    shifted = b.op("Sub", [x, b.const(2.0, "float32")], [4096])
+    graph = b.graph([b.op("Asin", [b.op("Mul", [shifted, b.const(4.0, "float32")], [4096])], [4096])])
+    (drawn,) = _drawn(graph)
+    assert drawn.min() >= 1.75 and drawn.max() <= 2.25
+    assert np.isfinite(graph_numpy.evaluate(graph, [drawn])[0]).all()
