@@ -123,7 +123,7 @@ PROGRAMS = ROOT / "in_mindspore"
 SIBLINGS = {"mismatch_runner": {"mismatch_run", "wire"},
             "mismatch_run": {"graph_bounds", "graph_numpy", "telang_numpy", "telang_plain", "wire"},
             "graph_numpy": set(), "graph_bounds": {"graph_numpy"}, "op_matrix": {"graph_numpy"},
-            "dispatch_check": {"mismatch_run"}, "telang_plain": set(), "telang_numpy": set(),
+            "dispatch_check": {"mismatch_run"}, "telang_plain": set(), "telang_numpy": {"graph_numpy"},
             "telang_probe": {"telang_plain", "wire"}}  # fmt: skip
 
 

@@ -51,7 +51,7 @@ CHECK_MODULES = {"wire": script("wire")}  # what mismatch_run.py loads beside it
 REFERENCE_MODULES = {
     "graph_numpy": {name: script(name) for name in ("graph_numpy", "graph_bounds")},
     "telang_plain": {"telang_plain": script("telang_plain")},
-    "telang_numpy": {name: script(name) for name in ("telang_plain", "telang_numpy")},
+    "telang_numpy": {name: script(name) for name in ("graph_numpy", "telang_plain", "telang_numpy")},
 }
 SET_BY_AKG = {"target", "process"}  # AKG sets these from the .info itself
 WORKER_ATTEMPTS = 2  # a compile whose worker died is rerun once in a fresh worker

@@ -61,6 +61,7 @@ _PY_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<
 _PY_EXC = re.compile(r"^(?P<type>[A-Za-z_][\w.]*(?:Error|Exception|Exit)): ?(?P<msg>.*)$")
 _NOISE_FRAMES = ("LogMessageFatal", "LogMessage", "Backtrace", "__libc", "_start")
 _GENERIC_EXC = {"Compile error", "Traceback (most recent call last):"}
+_MISSING_MODULE = ("ModuleNotFoundError", "ImportError")  # how a Python exception says a module is not here
 _WHAT = re.compile(r"^\s*what\(\):\s*(?P<what>.+)$")  # the C++ exception that ended in std::terminate
 
 
@@ -174,7 +175,7 @@ def _past_akg(py: tuple[str, str, str, str], output: str, lines: list[str]) -> S
         return _nvcc_failure(lines, loc, comp)
     if loc.startswith("nvcc.py") and "gcc" in raw:  # AKG's nvcc.py checks the host compiler nvcc needs
         return Signature(Kind.ENVIRONMENT, "this machine's gcc cannot serve nvcc", loc, (), comp, raw)
-    if raw.startswith(("ModuleNotFoundError", "ImportError")):
+    if raw.startswith(_MISSING_MODULE):
         return Signature(Kind.ENVIRONMENT, "a module the compile imports is missing here", loc, (), comp, raw)
     return None
 
@@ -220,7 +221,7 @@ def _before_any_record(lines: list[str]) -> Record:
     py = _python_error(lines)
     if py is None:
         return Record(SETUP)
-    missing = py[0].startswith(("ModuleNotFoundError", "ImportError"))
+    missing = py[0].startswith(_MISSING_MODULE)
     return Record(SETUP, raised_by="environment" if missing else "harness", trace=py[0], read_by="python")
 
 

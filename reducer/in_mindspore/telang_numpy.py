@@ -10,10 +10,11 @@ intermediate would. Integers are computed in their own dtype either way (a trunc
 overflow, as TVM means them). A read outside a tensor is clipped: the probe refuses kernels that read outside
 their inputs, so such a read is in a branch not taken. Unsupported: a kernel that is not made of compute stages
 (an ir_builder or extern kernel), or uses an intrinsic this module has no rule for; the check then uses plain
-TVM and says so. Needs only numpy and the `tvm` it is handed."""
+TVM and says so. Needs only numpy, graph_numpy.py beside it and the `tvm` it is handed."""
 
 import math
 
+import graph_numpy
 import numpy as np
 
 
@@ -155,6 +156,7 @@ class _Evaluator:
         e = self.e
         a, b = self.value(node.a, env, rank), self.value(node.b, env, rank)
         integer = _np_dtype(node.a.dtype).kind in "iu"
+        divisor = np.where(b == 0, 1, b) if integer else b  # an integer division by 0 traps: the probe refuses it
         with np.errstate(all="ignore"):
             if isinstance(node, e.Add):
                 result = a + b
@@ -163,13 +165,13 @@ class _Evaluator:
             elif isinstance(node, e.Mul):
                 result = a * b
             elif isinstance(node, e.Div):  # integers toward zero (truncdiv), floats exactly
-                result = _integer_quotient(a, b) if integer else a / b
+                result = graph_numpy.truncating_divide(a, divisor) if integer else a / b
             elif isinstance(node, e.Mod):
-                result = np.fmod(a, np.where(b == 0, 1, b)) if integer else np.fmod(a, b)
+                result = np.fmod(a, divisor)
             elif isinstance(node, e.FloorDiv):
-                result = np.floor_divide(a, np.where(b == 0, 1, b)) if integer else np.floor(a / b)
+                result = np.floor_divide(a, divisor) if integer else np.floor(a / b)
             elif isinstance(node, e.FloorMod):
-                result = np.mod(a, np.where(b == 0, 1, b)) if integer else a - np.floor(a / b) * b
+                result = np.mod(a, divisor) if integer else a - np.floor(a / b) * b
             elif isinstance(node, e.Min):
                 result = np.minimum(a, b)
             elif isinstance(node, e.Max):
@@ -201,7 +203,7 @@ class _Evaluator:
             for axis, arg in enumerate(node.args):
                 where = np.asarray(self.value(arg, env, rank)).astype(np.int64)
                 clipped = np.clip(where, 0, source.shape[axis] - 1)  # out of range: a branch not taken
-                if self.reads_data(arg) and (clipped != where).any():  # the probe bounds only reads of axes
+                if (clipped != where).any() and self.reads_data(arg):  # the probe bounds only reads of axes
                     raise Unsupported("a read at an index the data decides falls outside its tensor")
                 index.append(clipped)
             return source[tuple(np.broadcast_arrays(*index))] if index else source
@@ -216,14 +218,6 @@ class _Evaluator:
         with np.errstate(all="ignore"):
             result = rule(*[a.astype(np.float64) if a.dtype.kind == "f" else a for a in args])
         return np.asarray(result).astype(self.compute_dtype(node.dtype))
-
-
-def _integer_quotient(a, b):
-    """a / b of integers rounding toward zero, as TVM's Div of integers means (C's division)."""
-    b = np.where(b == 0, 1, b)
-    quotient = np.floor_divide(a, b)
-    inexact = (np.remainder(a, b) != 0) & ((a < 0) != (b < 0))
-    return np.where(inexact, quotient + 1, quotient)
 
 
 def evaluate(tvm, placeholders, results, values, wide):
